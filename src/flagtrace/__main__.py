@@ -1,0 +1,3 @@
+from flagtrace.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,235 @@
+"""The chain of conditions under which a line of a function runs, read from its AST."""
+import ast
+import dataclasses
+import functools
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@dataclasses.dataclass
+class Condition:
+    keyword: str  # if | elif | else-of | guard | while | for | except | assert | ternary
+    test: str  # source text of the test (for "for": "x in xs")
+    holds: object  # True / False / None (unknown)
+    line: int
+    node: object = dataclasses.field(repr=False, compare=False, default=None)
+
+    def text(self):
+        if self.keyword == "for":
+            return "for %s" % self.test
+        if self.keyword == "except":
+            return "except %s" % self.test
+        if self.keyword == "assert":
+            return "assert %s" % self.test
+        if self.keyword == "guard":
+            return "not (%s)  [earlier early exit]" % self.test
+        if self.holds is False:
+            return "not (%s)" % self.test
+        return self.test
+
+
+@functools.lru_cache(maxsize=64)
+def parse_source(text):
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _contains(node, line):
+    return node.lineno <= line <= (getattr(node, "end_lineno", None) or node.lineno)
+
+
+def _in_block(stmts, line):
+    return bool(stmts) and stmts[0].lineno <= line <= (stmts[-1].end_lineno or stmts[-1].lineno)
+
+
+def enclosing_function(tree, line, first_line=None):
+    """Innermost def containing ``line`` (decorated defs start at their first decorator)."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _contains(node, line):
+            if best is None or node.lineno > best.lineno:
+                best = node
+    return best
+
+
+def enclosing_class(tree, func):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and func in node.body:
+            return node
+    return None
+
+
+def _src(text, node):
+    segment = ast.get_source_segment(text, node)
+    if segment is None:
+        segment = ast.unparse(node)
+    return " ".join(segment.split())
+
+
+def _exits(stmts):
+    return bool(stmts) and isinstance(stmts[-1], _EXITS)
+
+
+def chain_at(text, line, first_line=None):
+    """(function node, [Condition]) leading to ``line``; ([], None) when unknown."""
+    tree = parse_source(text)
+    if tree is None:
+        return None, []
+    func = enclosing_function(tree, line, first_line)
+    body = func.body if func is not None else tree.body
+    chain = []
+    _walk(text, body, line, chain)
+    return func, chain
+
+
+def _walk(text, stmts, line, chain):
+    for stmt in stmts:
+        if not _contains(stmt, line):
+            if stmt.lineno < line and isinstance(stmt, ast.If) and not stmt.orelse and _exits(stmt.body):
+                chain.append(Condition("guard", _src(text, stmt.test), False, stmt.lineno, stmt.test))
+            continue
+        if isinstance(stmt, ast.If):
+            _walk_if(text, stmt, line, chain, "if")
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            if _in_block(stmt.body, line):
+                chain.append(Condition("for", "%s in %s" % (_src(text, stmt.target), _src(text, stmt.iter)),
+                                       None, stmt.lineno, stmt.iter))
+                _walk(text, stmt.body, line, chain)
+            else:
+                _walk(text, stmt.orelse, line, chain)
+        elif isinstance(stmt, ast.While):
+            if _in_block(stmt.body, line):
+                chain.append(Condition("while", _src(text, stmt.test), True, stmt.lineno, stmt.test))
+                _walk(text, stmt.body, line, chain)
+            else:
+                _walk(text, stmt.orelse, line, chain)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            for handler in stmt.handlers:
+                if _contains(handler, line):
+                    test = _src(text, handler.type) if handler.type is not None else "(any)"
+                    chain.append(Condition("except", test, True, handler.lineno, handler.type))
+                    _walk(text, handler.body, line, chain)
+                    break
+            else:
+                for block in (stmt.body, stmt.orelse, stmt.finalbody):
+                    if _in_block(block, line):
+                        _walk(text, block, line, chain)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            _walk(text, stmt.body, line, chain)
+        elif type(stmt).__name__ == "Match":
+            for case in stmt.cases:
+                if _in_block(case.body, line):
+                    chain.append(Condition("case", _src(text, case.pattern), True, case.pattern.lineno,
+                                           case.pattern))
+                    _walk(text, case.body, line, chain)
+        elif isinstance(stmt, ast.Assert):
+            chain.append(Condition("assert", _src(text, stmt.test), False, stmt.lineno, stmt.test))
+        else:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.IfExp) and _contains(node, line):
+                    chain.append(Condition("ternary", _src(text, node.test), None, node.lineno, node.test))
+                    break
+        return
+
+
+def _walk_if(text, stmt, line, chain, keyword):
+    test = _src(text, stmt.test)
+    if _in_block(stmt.body, line):
+        chain.append(Condition(keyword, test, True, stmt.lineno, stmt.test))
+        _walk(text, stmt.body, line, chain)
+        return
+    if _in_block(stmt.orelse, line):
+        chain.append(Condition(keyword, test, False, stmt.lineno, stmt.test))
+        first = stmt.orelse[0]
+        if len(stmt.orelse) == 1 and isinstance(first, ast.If) and _is_elif(text, first):
+            _walk_if(text, first, line, chain, "elif")
+        else:
+            _walk(text, stmt.orelse, line, chain)
+        return
+    # The line is in the test itself (a multi-line condition): no condition yet.
+
+
+def _is_elif(text, node):
+    lines = text.splitlines()
+    return 0 < node.lineno <= len(lines) and lines[node.lineno - 1].lstrip().startswith("elif")
+
+
+def statement_at(text, line, limit=240):
+    """The whole (possibly multi-line) innermost simple statement at ``line``, on one line."""
+    tree = parse_source(text)
+    if tree is None:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND) and _contains(node, line):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    if best is None:
+        return None
+    src = _src(text, best)
+    return src if len(src) <= limit else src[: limit - 3] + "..."
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+# -- what a condition reads ---------------------------------------------------------------
+def attribute_reads(node, fields):
+    """``obj.a`` / ``obj.a.b`` reads in ``node`` whose dotted name is a known field."""
+    out = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load):
+            dotted = _dotted_after_base(sub)
+            if dotted and dotted in fields and dotted not in out:
+                out.append(dotted)
+    # keep the longest: "a.b" beats "a" when both are fields
+    return [f for f in out if not any(o != f and o.startswith(f + ".") for o in out)]
+
+
+def _dotted_after_base(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not parts:
+        return None
+    return ".".join(reversed(parts))
+
+
+def method_calls(node):
+    """Names of ``self.m(...)``-style calls (any base name) in ``node``."""
+    out = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and isinstance(
+            sub.func.value, ast.Name
+        ):
+            out.append((sub.func.value.id, sub.func.attr))
+    return out
+
+
+def plain_calls(node):
+    out = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+            out.append(sub.func.id)
+    return out
+
+
+def names_read(node):
+    return [sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)]
+
+
+def find_method(tree, near_func, name):
+    """``def name`` in the class around ``near_func``, else the first one in the module."""
+    klass = enclosing_class(tree, near_func) if near_func is not None else None
+    if klass is not None:
+        for node in klass.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return node
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    return None

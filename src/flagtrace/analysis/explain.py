@@ -1,0 +1,296 @@
+"""Turn a trace into verdicts, changes with their conditions, causal chains and errors.
+
+The result is a plain dict (``flagtrace/analysis@1``): the terminal, JSON and Markdown
+reports all render it, and it is what ``--format json`` writes.
+"""
+import bisect
+import difflib
+
+from . import conditions as cond
+
+ANALYSIS_SCHEMA = "flagtrace/analysis@1"
+VERDICT_ORDER = ("overridden", "decided", "honoured", "default")
+
+
+class FieldHistory:
+    """Every recorded write of one object tree, queryable by field and time (seq)."""
+
+    def __init__(self, writes):
+        self.by_field = {}
+        for w in writes:
+            self.by_field.setdefault(w["field"], []).append(w)
+        self._seqs = {f: [w["seq"] for w in ws] for f, ws in self.by_field.items()}
+
+    def last_before(self, field, seq):
+        seqs = self._seqs.get(field)
+        if not seqs:
+            return None
+        i = bisect.bisect_left(seqs, seq)
+        return self.by_field[field][i - 1] if i else None
+
+
+def _same(a, b):
+    if a is None or b is None:
+        return a is b
+    return a.get("repr") == b.get("repr")
+
+
+def _where(event):
+    at = event.get("at") or {}
+    return {"func": at.get("func"), "file": at.get("file"), "line": at.get("line"), "src": at.get("src")}
+
+
+class Explainer:
+    def __init__(self, trace):
+        self.trace = trace
+        self.sources = trace.get("sources", {})
+        self.events = trace.get("events", [])
+        self.outcome = trace.get("outcome", {})
+        self.root = self._primary_object()
+        writes = [e for e in self.events if e["kind"] == "write" and e["obj"] == self.root]
+        self.history = FieldHistory(writes)
+        self.final = (self.outcome.get("fields") or {}).get(str(self.root), {})
+        self.fields = set(self.history.by_field) | set(self.final)
+        self.requests = self._explicit_requests()
+        self.logs_by_frame = {}
+        for e in self.events:
+            if e["kind"] in ("log", "env") and "frame" in e:
+                self.logs_by_frame.setdefault(e["frame"], []).append(e)
+        self.hardware = [e for e in self.events if e["kind"] == "hw"]
+        self._provenance_cache = {}
+
+    # -- inputs --------------------------------------------------------------------
+    def _primary_object(self):
+        roots = [o for o in self.trace.get("objects", []) if o.get("parent") is None]
+        stopped = self.outcome.get("objects") or []
+        if stopped:
+            return stopped[0]
+        return roots[0]["id"] if roots else None
+
+    def _explicit_requests(self):
+        """field -> {option, typed, source}; the last parse that mentions it wins."""
+        out = {}
+        argv = self.trace.get("target", {}).get("argv", [])[1:]
+        for parse in self.trace.get("parses", []):
+            if parse.get("error"):
+                continue
+            on_command_line = set(a.split("=", 1)[0] for a in argv if isinstance(a, str))
+            for ex in parse.get("explicit", []):
+                source = "cli" if ex["typed"] in on_command_line else "config"
+                value = (parse.get("namespace") or {}).get(ex["dest"])
+                out[ex["dest"]] = {"option": ex["option"], "typed": ex["typed"], "source": source,
+                                   "value": value}
+        return out
+
+    # -- per field -----------------------------------------------------------------
+    def field_report(self, field):
+        writes = self.history.by_field.get(field, [])
+        initial = next((w for w in writes if w["how"] == "init"), None)
+        changes = [w for w in writes if w["how"] != "init"]
+        final = self.final.get(field) or (writes[-1]["new"] if writes else None)
+        start = initial["new"] if initial else (changes[0].get("old") if changes else final)
+        request = self.requests.get(field)
+        if request is not None:
+            verdict = "honoured" if _same(start, final) else "overridden"
+        else:
+            verdict = "default" if _same(start, final) else "decided"
+        if request is not None:
+            origin = request["source"]
+        else:
+            origin = "default"
+        report = {
+            "field": field, "verdict": verdict, "origin": origin,
+            "initial": start, "final": final,
+            "changes": [self.change_report(w) for w in changes],
+        }
+        if request is not None:
+            report["requested"] = {"option": request["option"], "typed": request["typed"]}
+        if changes and _same(start, final):
+            report["note"] = "changed and changed back"
+        return report
+
+    def change_report(self, write):
+        at = _where(write)
+        report = {"seq": write["seq"], "old": write.get("old"), "new": write["new"],
+                  "how": write["how"], **at, "stack": write.get("stack", [])}
+        report.update(self.explain_line(at["file"], at["line"], write["seq"], write.get("locals", {}),
+                                         write.get("frame")))
+        report["logs"] = [
+            {"level": e["level"], "logger": e["logger"], "message": e["message"], "line": e["at"]["line"]}
+            for e in self.logs_by_frame.get(write.get("frame"), []) if e["kind"] == "log"
+        ] if write.get("frame") is not None else []
+        return report
+
+    def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None):
+        """Conditions leading to ``path:line``, and the provenance of what they read."""
+        text = self.sources.get(path)
+        if not text or not line:
+            return {"conditions": [], "reads": [], "hardware": []}
+        tree = cond.parse_source(text)
+        func, chain = cond.chain_at(text, line)
+        statement = cond.statement_at(text, line)
+        conditions, reads, seen = [], [], set()
+        for c in chain:
+            conditions.append({"keyword": c.keyword, "test": c.test, "holds": c.holds, "line": c.line,
+                               "text": c.text()})
+            if c.node is None:
+                continue
+            for field in cond.attribute_reads(c.node, self.fields):
+                self._add_read(reads, seen, field, seq, None, values_at_raise)
+            for base, meth in cond.method_calls(c.node):
+                if meth in self.fields:
+                    continue
+                target = cond.find_method(tree, func, meth) if tree is not None else None
+                if target is None:
+                    continue
+                for field in cond.attribute_reads(target, self.fields):
+                    self._add_read(reads, seen, field, seq, "%s.%s()" % (base, meth), values_at_raise)
+            for name in cond.names_read(c.node):
+                if name in locals_ and ("local", name) not in seen:
+                    seen.add(("local", name))
+                    reads.append({"local": name, "value": {"repr": locals_[name]}})
+        hardware = self._hardware_for(path, func, chain, seq)
+        return {"conditions": conditions, "reads": reads, "hardware": hardware, "statement": statement}
+
+    def _add_read(self, reads, seen, field, seq, via, values_at_raise):
+        if field in seen:
+            return
+        seen.add(field)
+        if values_at_raise is not None and field in values_at_raise:
+            value = values_at_raise[field]
+        else:
+            last = self.history.last_before(field, seq)
+            value = last["new"] if last else self.final.get(field)
+        reads.append({"field": field, "value": value, "via": via, **self.provenance(field, seq)})
+
+    def provenance(self, field, seq):
+        """Where the value of ``field`` as of ``seq`` came from."""
+        last = self.history.last_before(field, seq)
+        request = self.requests.get(field)
+        if last is None or last["how"] == "init":
+            if request is not None:
+                return {"origin": request["source"], "option": request["typed"], "set_by": None}
+            return {"origin": "default", "set_by": None}
+        return {"origin": "decided", "set_by": _where(last),
+                "was": last.get("old"), "requested": request["typed"] if request else None}
+
+    def _hardware_for(self, path, func, chain, seq):
+        """Hardware queries made from this function before ``seq`` (the decision read them)."""
+        if func is None:
+            return []
+        lines = {c.line for c in chain}
+        lo, hi = func.lineno, func.end_lineno or func.lineno
+        out = []
+        for event in self.hardware:
+            if event["seq"] > seq:
+                continue
+            frames = [event.get("at") or {}] + event.get("stack", [])
+            for frame in frames:
+                if frame.get("file") == path and lo <= (frame.get("line") or 0) <= hi:
+                    out.append({"query": event["query"], "result": event["result"],
+                                "line": frame.get("line"), "in_condition": frame.get("line") in lines,
+                                "via": (event.get("at") or {}).get("func")})
+                    break
+        return out
+
+    # -- errors --------------------------------------------------------------------
+    def error_report(self):
+        status = self.outcome.get("status")
+        parse_error = next((p for p in self.trace.get("parses", []) if p.get("error")), None)
+        if parse_error is not None and status == "exited":
+            return self._parse_error_report(parse_error)
+        if status != "raised":
+            return None
+        exc = self.outcome["exception"]
+        frames = exc.get("frames", [])
+        site = next((f for f in reversed(frames) if f.get("file") in self.sources), frames[-1] if frames else None)
+        report = {"kind": "exception", "type": exc["type"], "message": exc["message"],
+                  "site": site and {k: site.get(k) for k in ("func", "file", "line", "src")},
+                  "frames": [{k: f.get(k) for k in ("func", "file", "line")} for f in frames[-6:]],
+                  "chain": exc.get("chain", [])}
+        if site is not None:
+            values = self.final
+            report.update(self.explain_line(site["file"], site["line"], self.outcome.get("seq", 10**12),
+                                            site.get("locals", {}), values_at_raise=values))
+        report["mentions"] = self._mentioned_values(exc["message"])
+        return report
+
+    def _mentioned_values(self, message):
+        """Fields whose current value appears in the error message, with their provenance."""
+        out = []
+        for field, value in sorted(self.final.items()):
+            v = value.get("value")
+            if isinstance(v, str) and len(v) >= 3 and v in message:
+                out.append({"field": field, "value": value,
+                            **self.provenance(field, self.outcome.get("seq", 10**12))})
+        return out
+
+    def _parse_error_report(self, parse):
+        message = parse["error"]
+        options = sorted({o for a in parse.get("actions", []) for o in a["options"]})
+        unknown = []
+        for word in message.replace(",", " ").split():
+            if word.startswith("--") and word not in options:
+                unknown.append(word.split("=", 1)[0])
+        suggestions = {u: difflib.get_close_matches(u, options, n=3, cutoff=0.6) for u in unknown}
+        return {"kind": "argparse", "type": "SystemExit", "message": message, "prog": parse.get("prog"),
+                "unknown": unknown, "suggestions": suggestions,
+                "site": parse.get("at"), "conditions": [], "reads": [], "hardware": []}
+
+    # -- all -----------------------------------------------------------------------
+    def analyse(self):
+        # A nested config object is reported through its own fields ("graph.backend"), not as
+        # a whole, unless it was replaced.
+        nested = {o["path"] for o in self.trace.get("objects", [])
+                  if o.get("root") == self.root and o.get("parent") is not None}
+        names = [f for f in sorted(self.fields)
+                 if f not in nested or any(w["how"] != "init" for w in self.history.by_field.get(f, []))]
+        fields = [self.field_report(f) for f in names]
+        fields.sort(key=lambda r: (VERDICT_ORDER.index(r["verdict"]), r["field"]))
+        counts = {v: sum(1 for r in fields if r["verdict"] == v) for v in VERDICT_ORDER}
+        objects = self.trace.get("objects", [])
+        obj = next((o for o in objects if o["id"] == self.root), None)
+        error = self.error_report()
+        notes = list(self.trace.get("problems", []))
+        status = self.outcome.get("status")
+        if self.trace.get("request", {}).get("stop_at") and status not in ("stopped", "raised"):
+            notes.append("the stop point (%s) was never reached; what ran before is reported"
+                         % ", ".join(self.trace["request"]["stop_at"]))
+        if obj is None and status != "no_target":
+            watched = self.trace.get("request", {}).get("watch") or []
+            notes.append("no instance of %s was created" % (", ".join(watched) or "a watched class"))
+        return {
+            "schema": ANALYSIS_SCHEMA,
+            "target": self.trace.get("target", {}),
+            "packages": self.trace.get("packages", []),
+            "adapter": self.trace.get("adapter"),
+            "simulation": self.trace.get("simulation"),
+            "object": obj["class"] if obj else None,
+            "status": _status(status, error),
+            "stop": self.outcome.get("stop"),
+            "summary": {**counts, "fields": len(fields)},
+            "fields": fields,
+            "error": error,
+            "env": [{"key": e["key"], "old": e["old"], "new": e["new"], **_where(e)}
+                    for e in self.events if e["kind"] == "env"],
+            "logs": [{"level": e["level"], "logger": e["logger"], "message": e["message"], **_where(e)}
+                     for e in self.events if e["kind"] == "log" and e["level"] in ("WARNING", "ERROR", "CRITICAL")],
+            "notes": notes,
+        }
+
+
+def _status(status, error):
+    if error is not None:
+        return "error"
+    return {"stopped": "resolved", "completed": "resolved"}.get(status, status)
+
+
+def analyse(trace):
+    return Explainer(trace).analyse()
+
+
+def field_history(analysis, field):
+    for report in analysis["fields"]:
+        if report["field"] == field:
+            return report
+    return None

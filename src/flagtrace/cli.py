@@ -1,0 +1,258 @@
+"""Command line: parse options, build the request, run, analyse, report. No logic of its own."""
+import argparse
+import json
+import sys
+
+from . import __version__
+from . import trace as tracefile
+from .adapters import choose_adapter
+from .analysis.explain import analyse, field_history
+from .exitcodes import ExitCode, FlagtraceError
+from .launch.command import parse_command
+from .launch.local import run_probe, stderr_tail
+from .report import jsonreport, terminal
+
+DEFAULT_TIMEOUT = 300.0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise FlagtraceError("%s: %s (see flagtrace %s --help)" % (self.prog, message, self.prog.split()[-1]),
+                             ExitCode.USAGE)
+
+
+def _common(p):
+    p.add_argument("--from", dest="from_trace", metavar="TRACE.json",
+                   help="analyse a saved trace instead of running a command")
+    p.add_argument("--save-trace", metavar="FILE", help="also write the raw trace to FILE")
+    p.add_argument("--watch", action="append", default=[], metavar="MODULE:CLASS",
+                   help="config class to watch (repeatable); adapters know their framework's")
+    p.add_argument("--stop-at", action="append", default=[], metavar="MODULE:FUNCTION",
+                   help="stop the target when it calls this (resolution is over); repeatable")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="kill the target and its children after this long (default %(default)s)")
+    p.add_argument("--format", choices=("terminal", "json"), default="terminal")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--show-output", action="store_true", help="print the target's own stdout/stderr too")
+    p.add_argument("--width", type=int, default=None, help="terminal report width (default: the terminal's)")
+    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--strict", action="store_true", help="exit 1 when an explicit request was overridden")
+
+
+def build_parser():
+    parser = _Parser(prog="flagtrace", description=(
+        "Explain where every config value of a Python server launch came from. "
+        "Put the launch command after --."))
+    parser.add_argument("--version", action="version", version="flagtrace " + __version__)
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    p = sub.add_parser("explain", help="report every field: overridden, decided, honoured, default")
+    _common(p)
+    p = sub.add_parser("why", help="the full history of one field")
+    p.add_argument("field")
+    _common(p)
+    p = sub.add_parser("check", help="exit 1 unless every --expect holds (and, with --strict, nothing "
+                                      "explicit was overridden)")
+    p.add_argument("--expect", action="append", default=[], metavar="FIELD=VALUE")
+    _common(p)
+    return parser
+
+
+def split_command(argv):
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, None
+
+
+def obtain_trace(opts, command, err):
+    if opts.from_trace:
+        if command:
+            raise FlagtraceError("give either --from TRACE or a command after --, not both", ExitCode.USAGE)
+        return tracefile.load(opts.from_trace), None
+    if command is None:
+        raise FlagtraceError("nothing to trace: put the launch command after --, e.g. "
+                             "flagtrace %s -- python -m sglang.launch_server --model-path DIR" % opts.verb,
+                             ExitCode.USAGE)
+    target = parse_command(command)
+    adapter = choose_adapter(target, opts)
+    request = adapter.request(target, opts)
+    progress = _Progress(err, target)
+    try:
+        result = run_probe(target, request, opts.timeout, env=adapter.environment(target, opts),
+                           on_wait=progress.tick if progress.enabled else None)
+    finally:
+        progress.done()
+    trace = tracefile.check(result.trace)
+    if opts.save_trace:
+        tracefile.save(trace, opts.save_trace)
+    return trace, result
+
+
+class _Progress:
+    """A one-line spinner on a terminal's stderr while the target runs (imports take seconds)."""
+
+    def __init__(self, err, target):
+        self.enabled = err.isatty()
+        self.err = err
+        self.label = target.describe()
+        self.shown = False
+
+    def tick(self, seconds):
+        if seconds < 0.5:
+            return
+        frames = "|/-\\"
+        self.err.write("\r%s running %s under flagtrace (%.0fs)" % (frames[int(seconds * 4) % 4], self.label, seconds))
+        self.err.flush()
+        self.shown = True
+
+    def done(self):
+        if self.shown:
+            self.err.write("\r\033[K")
+            self.err.flush()
+
+
+def check_outcome(trace, result):
+    outcome = trace["outcome"]
+    status = outcome.get("status")
+    if status == "no_target":
+        raise FlagtraceError(outcome.get("message", "target not found"))
+    for problem in trace.get("problems", []):
+        if problem.startswith(("watch:", "stop-at:")):
+            raise FlagtraceError(problem)
+    if not trace.get("objects") and status in ("exited", "raised") and not any(
+            p.get("error") for p in trace.get("parses", [])):
+        code = outcome.get("exit_code")
+        what = ("raised %s: %s" % (outcome["exception"]["type"], outcome["exception"]["message"])
+                if status == "raised" else "exited with status %s" % code)
+        raise FlagtraceError("the target %s before resolution started" % what,
+                             detail=stderr_tail(result.stderr) if result else None)
+
+
+def exit_code(analysis, opts, failed_expectations=0):
+    if analysis["status"] == "error":
+        return ExitCode.TARGET_RAISED
+    if failed_expectations:
+        return ExitCode.OVERRIDDEN
+    if opts.strict and analysis["summary"]["overridden"]:
+        return ExitCode.OVERRIDDEN
+    return ExitCode.OK
+
+
+def evaluate_expectations(analysis, expects):
+    out = []
+    for spec in expects:
+        if "=" not in spec:
+            raise FlagtraceError("--expect wants FIELD=VALUE, got %r" % spec, ExitCode.USAGE)
+        field, _, want = spec.partition("=")
+        report = field_history(analysis, field.strip())
+        if report is None:
+            out.append((field, want, None, False))
+            continue
+        final = report["final"] or {}
+        got = final.get("value")
+        ok = _matches(want.strip(), got, final.get("repr"))
+        out.append((field, want, final.get("repr"), ok))
+    return out
+
+
+def _matches(want, value, rep):
+    if rep == want or (isinstance(value, str) and value == want):
+        return True
+    lowered = want.lower()
+    if isinstance(value, bool):
+        return lowered == str(value).lower()
+    if value is None:
+        return lowered in ("none", "null")
+    if isinstance(value, (int, float)):
+        try:
+            return float(want) == float(value)
+        except ValueError:
+            return False
+    try:
+        return json.loads(want) == value
+    except ValueError:
+        return False
+
+
+def run(argv, out, err):
+    head, command = split_command(argv)
+    opts = build_parser().parse_args(head)
+    if opts.verb is None:
+        build_parser().print_help(out)
+        return ExitCode.USAGE
+    trace, result = obtain_trace(opts, command, err)
+    check_outcome(trace, result)
+    analysis = analyse(trace)
+    if opts.show_output and result is not None:
+        err.write(result.stdout.decode("utf-8", "replace"))
+        err.write(result.stderr.decode("utf-8", "replace"))
+    for note in analysis.get("notes", []):
+        if opts.format != "terminal" or opts.output:
+            err.write("flagtrace: note: %s\n" % note)
+    sink = open(opts.output, "w", encoding="utf-8") if opts.output else out
+    try:
+        return _report(opts, analysis, sink)
+    finally:
+        if opts.output:
+            sink.close()
+
+
+def _report(opts, analysis, sink):
+    from rich.console import Console
+
+    color = False if (opts.no_color or opts.output or not sink.isatty()) else None
+    console = Console(file=sink, width=opts.width or (None if sink.isatty() else 100), highlight=False,
+                      no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)
+    if opts.verb == "why":
+        report = field_history(analysis, opts.field)
+        if report is None:
+            raise FlagtraceError("%s is not a field of %s; fields: %s" % (
+                opts.field, analysis.get("object"), _closest(opts.field, analysis)), ExitCode.USAGE)
+        if opts.format == "json":
+            jsonreport.write({"schema": analysis["schema"], "field": report}, sink)
+        else:
+            terminal.TerminalReport(analysis, console=console).render_field(report)
+        return exit_code(analysis, opts)
+    failed = 0
+    results = []
+    if opts.verb == "check":
+        results = evaluate_expectations(analysis, opts.expect)
+        failed = sum(1 for r in results if not r[3])
+    if opts.format == "json":
+        doc = dict(analysis)
+        if opts.verb == "check":
+            doc["expectations"] = [{"field": f, "expected": w, "actual": g, "ok": ok} for f, w, g, ok in results]
+        jsonreport.write(doc, sink)
+    else:
+        terminal.render(analysis, verb=opts.verb, console=console)
+        if results:
+            console.print()
+            for field, want, got, ok in results:
+                mark = "[green]PASS[/green]" if ok else "[red bold]FAIL[/red bold]"
+                actual = "no such field" if got is None else got
+                console.print("%s %s: expected %s, got %s" % (mark, field, want, actual), markup=True)
+    return exit_code(analysis, opts, failed)
+
+
+def _closest(field, analysis):
+    import difflib
+
+    names = [f["field"] for f in analysis["fields"]]
+    close = difflib.get_close_matches(field, names, n=5, cutoff=0.5)
+    return ", ".join(close) if close else "(%d fields; see flagtrace explain)" % len(names)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return int(run(argv, sys.stdout, sys.stderr))
+    except FlagtraceError as exc:
+        sys.stderr.write("flagtrace: %s\n" % exc.message)
+        if exc.detail:
+            sys.stderr.write("--- last lines of the target's stderr ---\n%s\n" % exc.detail)
+        return int(exc.code)
+    except KeyboardInterrupt:
+        sys.stderr.write("flagtrace: interrupted\n")
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        return int(ExitCode.OK)

@@ -1,0 +1,124 @@
+"""Turn the command a user typed after ``--`` into: which interpreter, and what it runs."""
+import dataclasses
+import os
+import re
+import shutil
+
+from ..exitcodes import ExitCode, FlagtraceError
+
+_PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?(\.exe)?$")
+# Interpreter options without an argument, and those that take one.
+_FLAG_OPTIONS = {"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q", "-b", "-bb", "-d", "-v", "-P"}
+_VALUE_OPTIONS = {"-X", "-W"}
+
+
+@dataclasses.dataclass
+class Target:
+    command: list  # exactly what the user typed after --
+    interpreter: str  # absolute path
+    python_options: list  # e.g. ["-u", "-X", "dev"]
+    mode: str  # "module" | "script" | "code"
+    target: str  # module name, script path or code
+    args: list  # what the target sees as sys.argv[1:]
+
+    def describe(self):
+        if self.mode == "module":
+            return "python -m " + self.target
+        if self.mode == "script":
+            return self.target
+        return "python -c ..."
+
+
+def is_python_name(word):
+    return bool(_PYTHON_NAME.match(os.path.basename(word)))
+
+
+def _which(word):
+    if os.sep in word:
+        return os.path.abspath(word) if os.path.isfile(word) and os.access(word, os.X_OK) else None
+    return shutil.which(word)
+
+
+def parse_command(command):
+    if not command:
+        raise FlagtraceError(
+            "nothing to trace: give the launch command after --, e.g. "
+            "flagtrace explain -- python -m sglang.launch_server --model-path DIR",
+            ExitCode.USAGE,
+        )
+    first = command[0]
+    if is_python_name(first):
+        interpreter = _which(first)
+        if interpreter is None:
+            raise FlagtraceError("interpreter not found: %s" % first)
+        return _parse_python_args(command, interpreter, command[1:])
+    path = _which(first)
+    if path is None:
+        raise FlagtraceError("command not found: %s (not on PATH and not a file)" % first)
+    interpreter = shebang_interpreter(path)
+    if interpreter is None:
+        raise FlagtraceError(
+            "%s is not a Python program (no python #! line); explain runs Python entry points "
+            "such as 'python -m MODULE ...' or a console script like 'sglang serve ...'" % first
+        )
+    return Target(command, interpreter, [], "script", path, list(command[1:]))
+
+
+def _parse_python_args(command, interpreter, rest):
+    options = []
+    i = 0
+    while i < len(rest):
+        tok = rest[i]
+        if tok == "-m" or tok == "-c":
+            if i + 1 >= len(rest):
+                raise FlagtraceError("%s expects an argument: %s" % (tok, " ".join(command)), ExitCode.USAGE)
+            mode = "module" if tok == "-m" else "code"
+            return Target(command, interpreter, options, mode, rest[i + 1], list(rest[i + 2:]))
+        if tok.startswith("-m") and len(tok) > 2:
+            return Target(command, interpreter, options, "module", tok[2:], list(rest[i + 1:]))
+        if tok in _FLAG_OPTIONS:
+            options.append(tok)
+        elif tok in _VALUE_OPTIONS and i + 1 < len(rest):
+            options += [tok, rest[i + 1]]
+            i += 1
+        elif tok[:2] in _VALUE_OPTIONS:
+            options.append(tok)
+        elif tok.startswith("-") and tok != "-":
+            raise FlagtraceError("unsupported interpreter option %s in: %s" % (tok, " ".join(command)),
+                                 ExitCode.USAGE)
+        else:
+            if tok == "-":
+                raise FlagtraceError("a program read from stdin cannot be traced; save it to a file",
+                                     ExitCode.USAGE)
+            if not os.path.isfile(tok):
+                raise FlagtraceError("script not found: %s" % tok)
+            return Target(command, interpreter, options, "script", tok, list(rest[i + 1:]))
+        i += 1
+    raise FlagtraceError(
+        "no script or module to run in: %s (an interactive interpreter cannot be traced)"
+        % " ".join(command), ExitCode.USAGE)
+
+
+def shebang_interpreter(path):
+    """The Python interpreter a console script runs with, or None if it is not Python."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    lines = head.decode("utf-8", "replace").splitlines()
+    words = lines[0][2:].strip().split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+        found = shutil.which(words[0]) if words else None
+        words = [found] if found else []
+    if words and words[0] and is_python_name(words[0]):
+        return words[0]
+    # pip writes "#!/bin/sh" + "'''exec' /long/path/python "$0" "$@"" for long paths.
+    if words and os.path.basename(words[0]) == "sh" and len(lines) > 1:
+        m = re.match(r"^'''exec' \"?([^\" ]+)\"? ", lines[1])
+        if m and is_python_name(m.group(1)):
+            return m.group(1)
+    return None

@@ -1,0 +1,166 @@
+"""Process-wide observers: argparse, logging, warnings and os.environ writes.
+
+Each wrapper records and then does exactly what the original did.
+Standard library only, Python >= 3.9.
+"""
+import argparse
+import logging
+import os
+import sys
+import warnings
+
+from .recorder import frame_info
+
+_SKIP_FILES = (os.path.dirname(logging.__file__), warnings.__file__.rsplit(".", 1)[0],
+               os.__file__.rsplit(".", 1)[0], os.path.dirname(os.path.abspath(__file__)))
+
+
+def caller(depth=2):
+    """The first frame outside logging / warnings / os / the probe."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP_FILES):
+        frame = frame.f_back
+    return frame
+
+
+# -- argparse -----------------------------------------------------------------------
+def explicit_options(parser, args):
+    """Options present in ``args``: exact, ``--flag=value`` and unique prefix abbreviations."""
+    known = parser._option_string_actions
+    prefixes = tuple(parser.prefix_chars)
+    found = []
+    for index, tok in enumerate(args):
+        if not isinstance(tok, str) or tok == "--":
+            if tok == "--":
+                break
+            continue
+        if len(tok) < 2 or not tok.startswith(prefixes):
+            continue
+        if parser._negative_number_matcher.match(tok) and not parser._has_negative_number_optionals:
+            continue
+        name, eq, _ = tok.partition("=")
+        action = known.get(tok) or (known.get(name) if eq else None)
+        typed = tok if tok in known else name
+        if action is None and getattr(parser, "allow_abbrev", True) and tok[:2] == prefixes[0] * 2:
+            candidates = {known[o] for o in known if o.startswith(name)}
+            if len(candidates) == 1:
+                action = candidates.pop()
+        if action is None or action.dest in (argparse.SUPPRESS, "help"):
+            continue
+        canonical = max(action.option_strings, key=len) if action.option_strings else typed
+        found.append({"dest": action.dest, "typed": typed, "option": canonical, "index": index,
+                      "inline": bool(eq)})
+    return found
+
+
+def parser_actions(parser):
+    out = []
+    for action in parser._actions:
+        if action.dest in (argparse.SUPPRESS, "help") or not action.option_strings:
+            continue
+        out.append({"dest": action.dest, "options": list(action.option_strings)})
+    return out
+
+
+def install_argparse(trace):
+    orig_parse = argparse.ArgumentParser.parse_known_args
+    orig_error = argparse.ArgumentParser.error
+    state = {"depth": 0}
+
+    def parse_known_args(self, args=None, namespace=None):
+        state["depth"] += 1
+        try:
+            result = orig_parse(self, args, namespace)
+        finally:
+            state["depth"] -= 1
+        if state["depth"] == 0:
+            used = list(sys.argv[1:] if args is None else args)
+            trace.parsed(self, used, result[0], explicit_options(self, used), parser_actions(self),
+                         caller(2))
+        return result
+
+    def error(self, message):
+        used = list(sys.argv[1:])
+        trace.parse_error(self, message, parser_actions(self), explicit_options(self, used), caller(2))
+        return orig_error(self, message)
+
+    argparse.ArgumentParser.parse_known_args = parse_known_args
+    argparse.ArgumentParser.error = error
+
+
+# -- logging and warnings ----------------------------------------------------------------
+_LEVEL_METHODS = {
+    # Logger.warn and Logger.exception delegate to warning / error: not wrapped twice.
+    "debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+    "error": logging.ERROR, "critical": logging.CRITICAL,
+}
+
+
+def _format(msg, args):
+    try:
+        text = str(msg)
+        if args:
+            text = text % args
+        return text
+    except Exception:
+        return str(msg)
+
+
+def install_logging(trace):
+    def wrap(name, level):
+        orig = getattr(logging.Logger, name)
+
+        def method(self, msg, *args, **kwargs):
+            if trace.logging_on:
+                trace.log(self.name, logging.getLevelName(level), _format(msg, args), caller(2))
+            return orig(self, msg, *args, **kwargs)
+
+        method.__name__ = name
+        return method
+
+    for name, level in _LEVEL_METHODS.items():
+        if hasattr(logging.Logger, name):
+            setattr(logging.Logger, name, wrap(name, level))
+    orig_log = logging.Logger.log
+
+    def log(self, level, msg, *args, **kwargs):
+        if trace.logging_on and isinstance(level, int):
+            trace.log(self.name, logging.getLevelName(level), _format(msg, args), caller(2))
+        return orig_log(self, level, msg, *args, **kwargs)
+
+    logging.Logger.log = log
+    orig_warn = warnings.warn
+
+    def warn(message, category=None, stacklevel=1, *args, **kwargs):
+        if trace.logging_on:
+            name = getattr(category, "__name__", None) or type(message).__name__
+            trace.log("warnings", "WARNING", "%s: %s" % (name, message), caller(2))
+        return orig_warn(message, category, stacklevel + 1, *args, **kwargs)
+
+    warnings.warn = warn
+
+
+# -- os.environ ------------------------------------------------------------------------
+def install_environ(trace):
+    klass = type(os.environ)
+    orig_set = klass.__setitem__
+    orig_del = klass.__delitem__
+
+    def __setitem__(self, key, value):
+        old = self.get(key) if self is os.environ else None
+        orig_set(self, key, value)
+        if self is os.environ:
+            trace.env(key, old, value, caller(2))
+
+    def __delitem__(self, key):
+        old = self.get(key) if self is os.environ else None
+        orig_del(self, key)
+        if self is os.environ:
+            trace.env(key, old, None, caller(2))
+
+    klass.__setitem__ = __setitem__
+    klass.__delitem__ = __delitem__
+
+
+def at(frame):
+    return frame_info(frame) if frame is not None else None

@@ -1,0 +1,209 @@
+"""Entry point inside the target interpreter: set up the recorder, run the target as
+``python -m MOD`` / ``python SCRIPT`` / ``python -c CODE`` would, write the trace.
+
+Standard library only, Python >= 3.9.
+"""
+import functools
+import json
+import os
+import runpy
+import sys
+import traceback
+
+from . import hooks
+from .imports import PostImportHooks
+from .mainmodule import MainModuleHooks
+from .recorder import Recorder, frame_info
+from .tracebuild import TraceBuilder
+
+
+def _resolve(module, qualname):
+    owner = module
+    parts = qualname.split(".")
+    for part in parts[:-1]:
+        owner = getattr(owner, part)
+    return owner, parts[-1]
+
+
+class Probe:
+    def __init__(self, request):
+        self.request = request
+        self.trace = TraceBuilder(request)
+        self.recorder = Recorder(self.trace)
+        self.trace.recorder = self.recorder
+        self.imports = PostImportHooks()
+        self.main_hooks = MainModuleHooks()
+        self.trace_path = request["trace_path"]
+
+    # -- setup --------------------------------------------------------------------
+    def install(self):
+        hooks.install_argparse(self.trace)
+        hooks.install_logging(self.trace)
+        hooks.install_environ(self.trace)
+        self._patch_os_exit()
+        self.imports.install()
+        for spec in self.request.get("watch", []):
+            self._on_name(spec, self._watch)
+        for spec in self.request.get("stop_at", []):
+            self._on_name(spec, self._stop_at)
+
+    def _main_names(self):
+        mode, target = self.request["mode"], self.request["target"]
+        names = {"__main__"}
+        if mode == "module":
+            names.add(target)
+        elif mode == "script":
+            names.add(os.path.splitext(os.path.basename(target))[0])
+        return names
+
+    def _on_name(self, spec, action):
+        module, _, qualname = spec.partition(":")
+        callback = functools.partial(action, spec, qualname)
+        if module in self._main_names():
+            self.main_hooks.on_define(qualname, callback)
+        else:
+            self.imports.on_import(module, callback)
+
+    def _watch(self, spec, qualname, module):
+        try:
+            owner, name = _resolve(module, qualname)
+            klass = getattr(owner, name)
+        except AttributeError:
+            self.trace.problems.append("watch: %s has no class %s" % (module.__name__, qualname))
+            return
+        if not isinstance(klass, type):
+            self.trace.problems.append("watch: %s is not a class" % spec)
+            return
+        self.recorder.watch_root_class(klass)
+
+    def _stop_at(self, spec, qualname, module):
+        try:
+            owner, name = _resolve(module, qualname)
+            raw = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        except (AttributeError, KeyError):
+            self.trace.problems.append("stop-at: %s has no %s" % (module.__name__, qualname))
+            return
+        probe = self
+        func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+
+        @functools.wraps(func)
+        def intercept(*args, **kwargs):
+            probe.trace.stopped(spec, args, kwargs, sys._getframe(1))
+            probe.finish(0, hard=True)
+
+        if isinstance(raw, (staticmethod, classmethod)):
+            intercept = type(raw)(intercept)
+        setattr(owner, name, intercept)
+
+    def _patch_os_exit(self):
+        orig = os._exit
+        probe = self
+
+        def _exit(code):
+            if not probe.trace.written:
+                probe.trace.exited(code)
+                probe.write()
+            orig(code)
+
+        os._exit = _exit
+        self._real_exit = orig
+
+    # -- run ----------------------------------------------------------------------
+    def write(self):
+        try:
+            self.trace.write_file(self.trace_path)
+        except Exception:
+            sys.stderr.write("flagtrace probe: could not write the trace\n")
+            traceback.print_exc()
+
+    def finish(self, code, hard=False):
+        """Write the trace and end. ``hard`` (at the stop point) skips the target's atexit
+        handlers and threads: serving never started, so there is nothing to wind down."""
+        self.write()
+        if not hard:
+            sys.exit(code)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        self._real_exit(code)
+
+    @staticmethod
+    def _missing_target(mode, target):
+        if mode == "script":
+            return None if os.path.isfile(target) else "script not found: %s" % target
+        if mode != "module":
+            return None
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(target)
+        except ModuleNotFoundError:
+            spec = None
+        except Exception:  # the package itself fails to import: that is the target's own error
+            return None
+        return None if spec is not None else "No module named %s in %s" % (target, sys.executable)
+
+    def run(self):
+        req = self.request
+        mode, target = req["mode"], req["target"]
+        main = sys.modules["__main__"]
+        for name in [n for n in vars(main) if n not in ("__builtins__", "__name__")]:
+            delattr(main, name)
+        missing = self._missing_target(mode, target)
+        if missing:
+            self.trace.outcome = {"status": "no_target", "message": missing}
+            self.finish(3)
+        self.trace.argv0 = [target if mode != "code" else "-c"] + list(req["args"])
+        self.main_hooks.start()
+        try:
+            if mode == "module":
+                sys.argv = [target] + list(req["args"])
+                sys.path[0] = os.getcwd()
+                runpy._run_module_as_main(target, alter_argv=True)
+            elif mode == "script":
+                sys.argv = [target] + list(req["args"])
+                sys.path[0] = os.path.dirname(os.path.realpath(target))
+                with open(target, "rb") as fh:
+                    source = fh.read()
+                code = compile(source, target, "exec")
+                main.__dict__.update({"__file__": target, "__cached__": None,
+                                      "__spec__": None, "__loader__": None, "__package__": None})
+                exec(code, main.__dict__)
+            else:
+                sys.argv = ["-c"] + list(req["args"])
+                exec(compile(target, "<string>", "exec"), main.__dict__)
+        except SystemExit as exc:
+            code = exc.code
+            if code is None or code == 0:
+                self.trace.completed()
+            else:
+                self.trace.exited(code if isinstance(code, int) else 1)
+            self.write()
+            raise
+        except BaseException as exc:  # the target's own failure: record, then fail as Python would
+            self.trace.raised(exc)
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+            self.finish(1)
+        self.trace.completed()
+        self.finish(0)
+
+
+def main(request_path):
+    with open(request_path, encoding="utf-8") as fh:
+        request = json.load(fh)
+    probe = Probe(request)
+    probe.install()
+    for setup in request.get("setup", []):
+        _run_setup(probe, setup)
+    probe.run()
+
+
+def _run_setup(probe, name):
+    """Adapter-provided set-up steps (hardware simulation, framework hooks)."""
+    module = __import__(__package__ + "." + name, fromlist=["setup"])
+    module.setup(probe)
+
+
+__all__ = ["main", "Probe", "frame_info"]

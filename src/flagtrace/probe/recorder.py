@@ -1,0 +1,371 @@
+"""Records every change to watched config objects, inside the target interpreter.
+
+Three mechanisms, cheapest first:
+- the watched classes' ``__setattr__`` is wrapped: each ordinary assignment is recorded
+  with the writing frame;
+- while a watched object's own method runs (a "resolution window"), a trace function
+  looks at calls that receive a watched object and diffs the object around them, so
+  writes through ``object.__setattr__`` and in-place changes (``cfg.paths.append``)
+  are attributed to the innermost such function, to the line where it matters;
+- nested config objects reachable from a watched object are watched by dotted path.
+
+Standard library only, Python >= 3.9.
+"""
+import dataclasses
+import functools
+import linecache
+import os
+import sys
+import threading
+
+from .values import describe
+
+_MISSING = object()
+_CONTAINERS = (list, dict, set, bytearray)
+# Names in a code object that suggest it changes an object without a plain assignment.
+_BYPASS_NAMES = frozenset(
+    ("__setattr__", "setattr", "__dict__", "append", "extend", "insert", "pop", "remove",
+     "clear", "update", "setdefault", "add", "discard", "sort", "reverse", "popitem",
+     "__setitem__", "__delitem__", "__iadd__")
+)
+_NOT_WINDOWS = frozenset(
+    ("__setattr__", "__getattribute__", "__getattr__", "__repr__", "__str__", "__eq__",
+     "__hash__", "__del__", "__init_subclass__", "__class_getitem__", "__format__")
+)
+_PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def code_qualname(code, frame=None):
+    qual = getattr(code, "co_qualname", None)
+    if qual:
+        return qual
+    if frame is not None:
+        self_ = frame.f_locals.get("self") if code.co_argcount else None
+        if self_ is not None and not isinstance(self_, type):
+            return "%s.%s" % (type(self_).__name__, code.co_name)
+    return code.co_name
+
+
+def frame_info(frame, with_source=True):
+    code = frame.f_code
+    info = {
+        "func": code_qualname(code, frame),
+        "file": code.co_filename,
+        "line": frame.f_lineno,
+        "first_line": code.co_firstlineno,
+    }
+    if with_source:
+        info["src"] = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return info
+
+
+def outer_frames(frame, limit=8):
+    """The call stack from ``frame`` outwards, without the probe's own frames."""
+    out = []
+    while frame is not None and len(out) < limit:
+        if not frame.f_code.co_filename.startswith(_PROBE_DIR):
+            out.append(frame_info(frame, with_source=False))
+        frame = frame.f_back
+    return out
+
+
+def scalar_locals(frame, limit=24):
+    """Simple local values of a frame, for conditions that read locals."""
+    out = {}
+    try:
+        items = list(frame.f_locals.items())
+    except Exception:
+        return out
+    for name, value in items:
+        if len(out) >= limit:
+            break
+        if isinstance(value, (bool, int, float, type(None))) or (
+            isinstance(value, str) and len(value) <= 200
+        ):
+            out[name] = describe(value, name)["repr"]
+    return out
+
+
+def field_names(obj):
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        return list(d)
+    names = []
+    for klass in type(obj).__mro__:
+        for slot in getattr(klass, "__slots__", ()) or ():
+            if slot not in ("__dict__", "__weakref__") and slot not in names:
+                names.append(slot)
+    return names
+
+
+def field_items(obj):
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        return list(d.items())
+    out = []
+    for name in field_names(obj):
+        value = getattr(obj, name, _MISSING)
+        if value is not _MISSING:
+            out.append((name, value))
+    return out
+
+
+def _is_config_object(value, root_class):
+    if isinstance(value, type):
+        return False
+    if dataclasses.is_dataclass(value):
+        return True
+    klass = type(value)
+    return klass.__module__ == root_class.__module__ and hasattr(value, "__dict__")
+
+
+def _copy_container(value):
+    try:
+        return type(value)(value) if not isinstance(value, dict) else dict(value)
+    except Exception:
+        return _MISSING
+
+
+class Watched:
+    __slots__ = ("oid", "obj", "root", "path", "klass")
+
+    def __init__(self, oid, obj, root, path):
+        self.oid = oid
+        self.obj = obj
+        self.root = root if root is not None else self
+        self.path = path
+        self.klass = type(obj)
+
+    def dotted(self, name):
+        return self.path + "." + name if self.path else name
+
+
+class _FrameEntry:
+    __slots__ = ("frame", "roots", "snap", "line")
+
+    def __init__(self, frame, roots, snap):
+        self.frame = frame
+        self.roots = roots
+        self.snap = snap
+        self.line = frame.f_lineno
+
+
+class Recorder:
+    def __init__(self, trace):
+        self.trace = trace
+        self.by_id = {}  # id(obj) -> Watched
+        self.objects = []  # Watched, in order of discovery
+        self.classes = set()
+        self.root_classes = set()
+        self.depth = 0  # nesting of resolution windows (watched methods running)
+        self.stack = []  # _FrameEntry of traced frames that received a watched object
+        self._saved_trace = None
+        self._line_codes = {}
+        self._thread = threading.get_ident()
+        self.enabled = True
+
+    # -- classes -----------------------------------------------------------------
+    def watch_root_class(self, klass):
+        """A class whose instances are resolved configs: constructors register them and
+        its methods open resolution windows."""
+        if klass in self.root_classes:
+            return
+        self.root_classes.add(klass)
+        self.watch_class(klass)
+        for name, attr in list(vars(klass).items()):
+            if name in _NOT_WINDOWS:
+                continue
+            if isinstance(attr, (staticmethod, classmethod)):
+                func = attr.__func__
+                if hasattr(func, "__code__"):
+                    setattr(klass, name, type(attr)(self._window(func)))
+            elif hasattr(attr, "__code__"):
+                setattr(klass, name, self._window(attr, constructor=(name == "__init__")))
+        if "__init__" not in vars(klass):
+            # Inherited constructor: wrap it here so instances are registered.
+            klass.__init__ = self._window(klass.__init__, constructor=True)
+
+    def watch_class(self, klass):
+        """Record assignments to instances of ``klass`` that are being watched."""
+        if klass in self.classes:
+            return
+        self.classes.add(klass)
+        recorder = self
+        orig_setattr = klass.__setattr__
+        if not getattr(orig_setattr, "_flagtrace_wrapped", False):
+
+            def __setattr__(self, name, value, _orig=orig_setattr):
+                w = recorder.by_id.get(id(self))
+                if w is None or not recorder.enabled:
+                    return _orig(self, name, value)
+                d = getattr(self, "__dict__", None)
+                old = d.get(name, _MISSING) if d is not None else getattr(self, name, _MISSING)
+                _orig(self, name, value)
+                recorder.on_write(w, name, old, value, sys._getframe(1), "setattr")
+
+            __setattr__._flagtrace_wrapped = True
+            klass.__setattr__ = __setattr__
+
+    def _window(self, func, constructor=False):
+        recorder = self
+
+        @functools.wraps(func)
+        def window(*args, **kwargs):
+            if constructor and args and recorder.enabled:
+                obj = args[0]
+                if isinstance(obj, tuple(recorder.root_classes)):
+                    if id(obj) not in recorder.by_id:
+                        w = recorder.register(obj, None, "")
+                        recorder.trace.construct(w, args[1:], kwargs, sys._getframe(1))
+            recorder.enter_window()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                recorder.exit_window()
+
+        window._flagtrace_window = True
+        return window
+
+    # -- objects -----------------------------------------------------------------
+    def register(self, obj, parent, path):
+        w = Watched(len(self.objects) + 1, obj, parent.root if parent else None, path)
+        self.by_id[id(obj)] = w
+        self.objects.append(w)
+        self.trace.object_registered(w, parent)
+        return w
+
+    def _adopt_nested(self, parent, name, value):
+        if id(value) in self.by_id:
+            return
+        if _is_config_object(value, parent.root.klass):
+            self.watch_class(type(value))
+            child = self.register(value, parent, parent.dotted(name))
+            for cname, cvalue in field_items(value):
+                self.on_initial(child, cname, cvalue)
+
+    def on_initial(self, w, name, value):
+        self.trace.write(w, name, _MISSING, value, None, "init", None)
+        self._adopt_nested(w, name, value)
+
+    # -- writes ------------------------------------------------------------------
+    def on_write(self, w, name, old, new, frame, how, line=None):
+        if old is _MISSING:
+            how = "init"
+        if frame is not None and frame.f_code.co_filename.startswith(_PROBE_DIR):
+            frame = None
+        self.trace.write(w, name, old, new, frame, how, line)
+        if self.stack:
+            self._refresh_snapshots(w, name, new)
+        if isinstance(new, object) and not isinstance(new, (str, int, float, bool, type(None))):
+            self._adopt_nested(w, name, new)
+
+    def _refresh_snapshots(self, w, name, new):
+        key = (w.oid, name)
+        copy = _copy_container(new) if isinstance(new, _CONTAINERS) else _MISSING
+        for entry in self.stack:
+            if w.root.oid in entry.roots:
+                entry.snap[key] = (new, copy)
+
+    # -- resolution windows --------------------------------------------------------
+    def enter_window(self):
+        if threading.get_ident() != self._thread:
+            return
+        if self.depth == 0:
+            self._saved_trace = sys.gettrace()
+            sys.settrace(self._on_call)
+        self.depth += 1
+
+    def exit_window(self):
+        if threading.get_ident() != self._thread:
+            return
+        self.depth -= 1
+        if self.depth == 0:
+            sys.settrace(self._saved_trace)
+            self._saved_trace = None
+            self.stack = []
+
+    def _roots_in_args(self, frame):
+        code = frame.f_code
+        n = code.co_argcount + code.co_kwonlyargcount
+        if not n or not self.by_id:
+            return None
+        names = code.co_varnames[: min(n, 6)]
+        f_locals = frame.f_locals
+        roots = None
+        for name in names:
+            w = self.by_id.get(id(f_locals.get(name)))
+            if w is not None:
+                if roots is None:
+                    roots = {}
+                roots[w.root.oid] = w.root
+        return roots
+
+    def _snapshot(self, roots):
+        snap = {}
+        for w in self.objects:
+            if w.root.oid in roots:
+                for name, value in field_items(w.obj):
+                    copy = _copy_container(value) if isinstance(value, _CONTAINERS) else _MISSING
+                    snap[(w.oid, name)] = (value, copy)
+        return snap
+
+    def _wants_lines(self, code):
+        lines = self._line_codes.get(code)
+        if lines is None:
+            lines = bool(_BYPASS_NAMES.intersection(code.co_names))
+            self._line_codes[code] = lines
+        return lines
+
+    def _on_call(self, frame, event, arg):
+        if event != "call" or not self.enabled:
+            return None
+        if frame.f_code.co_filename.startswith(_PROBE_DIR):
+            return None
+        roots = self._roots_in_args(frame)
+        if roots is None:
+            return None
+        self.stack.append(_FrameEntry(frame, roots, self._snapshot(roots)))
+        frame.f_trace_lines = self._wants_lines(frame.f_code)
+        return self._on_local
+
+    def _on_local(self, frame, event, arg):
+        if not self.stack or self.stack[-1].frame is not frame:
+            return self._on_local
+        entry = self.stack[-1]
+        if event == "line":
+            self._diff(entry, frame, entry.line)
+            entry.line = frame.f_lineno
+        elif event == "return":
+            self._diff(entry, frame, entry.line)
+            self.stack.pop()
+        return self._on_local
+
+    def _diff(self, entry, frame, line):
+        snap = entry.snap
+        changes = []
+        for w in self.objects:
+            if w.root.oid not in entry.roots:
+                continue
+            for name, value in field_items(w.obj):
+                key = (w.oid, name)
+                before = snap.get(key)
+                if before is None:
+                    changes.append((w, name, _MISSING, value, "bypass"))
+                elif before[0] is not value:
+                    changes.append((w, name, before[0], value, "bypass"))
+                elif before[1] is not _MISSING:
+                    try:
+                        same = before[1] == value
+                    except Exception:
+                        same = True
+                    if not same:
+                        changes.append((w, name, before[1], value, "inplace"))
+        for w, name, old, new, how in changes:
+            if old is _MISSING and how == "bypass":
+                # First assignment through object.__setattr__: a constructor's initial value.
+                self.trace.write(w, name, _MISSING, new, frame, "init", line)
+                self._refresh_snapshots(w, name, new)
+                self._adopt_nested(w, name, new)
+            else:
+                self.on_write(w, name, old, new, frame, how, line)
+

@@ -1,0 +1,276 @@
+"""Builds the ``flagtrace/trace@1`` document inside the target and writes it once.
+
+Standard library only, Python >= 3.9.
+"""
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+
+from .recorder import _MISSING, field_items, frame_info, outer_frames, scalar_locals
+from .values import describe, redact_argv, safe_repr
+
+SCHEMA = "flagtrace/trace@1"
+_MAX_EVENTS = 200000
+_MAX_LOGS = 5000
+_MAX_SOURCE = 4 * 1024 * 1024
+_PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class TraceBuilder:
+    def __init__(self, request):
+        self.request = request
+        self.seq = 0
+        self.events = []
+        self.objects = []
+        self.parses = []
+        self.constructs = []
+        self.problems = []
+        self.simulation = None
+        self.outcome = {"status": "running"}
+        self.files = set()
+        self.logging_on = True
+        self.recorder = None
+        self.written = False
+        self._logs = 0
+        self.started = time.time()
+        self.argv0 = list(sys.argv)
+
+    def _next(self):
+        self.seq += 1
+        return self.seq
+
+    def _add(self, event):
+        if len(self.events) < _MAX_EVENTS:
+            self.events.append(event)
+        elif not self.problems or self.problems[-1] != "event limit reached":
+            self.problems.append("event limit reached")
+
+    # -- recorder callbacks -------------------------------------------------------
+    def object_registered(self, w, parent):
+        klass = w.klass
+        self.objects.append({
+            "id": w.oid, "class": "%s:%s" % (klass.__module__, klass.__qualname__),
+            "root": w.root.oid, "path": w.path, "parent": parent.oid if parent else None,
+            "file": getattr(sys.modules.get(klass.__module__), "__file__", None),
+        })
+
+    def construct(self, w, args, kwargs, frame):
+        self.constructs.append({
+            "seq": self._next(), "obj": w.oid,
+            "kwargs": {k: describe(v, k) for k, v in kwargs.items()},
+            "nargs": len(args), "at": frame_info(frame) if frame is not None else None,
+        })
+
+    def write(self, w, name, old, new, frame, how, line=None):
+        field = w.dotted(name)
+        event = {"kind": "write", "seq": self._next(), "obj": w.root.oid, "field": field,
+                 "how": how, "new": describe(new, name)}
+        if old is not _MISSING:
+            event["old"] = describe(old, name)
+        if frame is not None:
+            info = frame_info(frame)
+            if line is not None and line != info["line"]:
+                info["line"] = line
+                import linecache
+                info["src"] = linecache.getline(info["file"], line).strip()
+            event["at"] = info
+            if how != "init":
+                event["frame"] = id(frame)
+                event["stack"] = outer_frames(frame.f_back, 6)
+                event["locals"] = scalar_locals(frame)
+                self.files.add(info["file"])
+        self._add(event)
+
+    # -- hooks callbacks ----------------------------------------------------------
+    def parsed(self, parser, args, namespace, explicit, actions, frame):
+        ns = vars(namespace) if hasattr(namespace, "__dict__") else {}
+        self.parses.append({
+            "seq": self._next(), "prog": parser.prog, "args": redact_argv(args),
+            "explicit": explicit, "actions": actions,
+            "namespace": {k: describe(v, k) for k, v in ns.items()},
+            "at": frame_info(frame) if frame is not None else None,
+        })
+
+    def parse_error(self, parser, message, actions, explicit, frame):
+        self.parses.append({
+            "seq": self._next(), "prog": parser.prog, "error": message, "actions": actions,
+            "explicit": explicit, "args": redact_argv(list(sys.argv[1:])),
+            "at": frame_info(frame) if frame is not None else None,
+        })
+
+    def log(self, logger, level, message, frame):
+        if self._logs >= _MAX_LOGS:
+            return
+        self._logs += 1
+        event = {"kind": "log", "seq": self._next(), "logger": logger, "level": level,
+                 "message": message[:2000]}
+        if frame is not None:
+            event["at"] = frame_info(frame)
+            event["frame"] = id(frame)
+        self._add(event)
+
+    def env(self, key, old, new, frame):
+        event = {"kind": "env", "seq": self._next(), "key": key,
+                 "old": None if old is None else describe(old, key)["repr"],
+                 "new": None if new is None else describe(new, key)["repr"]}
+        if frame is not None:
+            event["at"] = frame_info(frame)
+            event["frame"] = id(frame)
+            self.files.add(event["at"]["file"])
+        self._add(event)
+
+    def hardware(self, what, result, frame):
+        event = {"kind": "hw", "seq": self._next(), "query": what, "result": safe_repr(result)}
+        if frame is not None:
+            event["at"] = frame_info(frame)
+            event["stack"] = outer_frames(frame.f_back, 6)
+        self._add(event)
+
+    # -- outcome ------------------------------------------------------------------
+    def stopped(self, target, args, kwargs, frame):
+        refs = []
+        by_id = self.recorder.by_id if self.recorder else {}
+        for value in list(args) + list(kwargs.values()):
+            w = by_id.get(id(value))
+            if w is not None:
+                refs.append(w.root.oid)
+        self.outcome = {
+            "status": "stopped", "stop": target, "seq": self._next(),
+            "args": [describe(a)["repr"] for a in args],
+            "kwargs": {k: describe(v, k)["repr"] for k, v in kwargs.items()},
+            "objects": refs, "at": frame_info(frame) if frame is not None else None,
+        }
+
+    def raised(self, exc):
+        frames = []
+        tb = exc.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if not frame.f_code.co_filename.startswith(_PROBE_DIR):
+                info = frame_info(frame, with_source=False)
+                info["line"] = tb.tb_lineno
+                import linecache
+                info["src"] = linecache.getline(info["file"], tb.tb_lineno).strip()
+                info["locals"] = scalar_locals(frame)
+                frames.append(info)
+            tb = tb.tb_next
+        for info in frames[-3:]:
+            self.files.add(info["file"])
+        chain = []
+        cause = exc.__cause__ or exc.__context__
+        while cause is not None and len(chain) < 5:
+            chain.append({"type": type(cause).__name__, "message": str(cause)[:2000]})
+            cause = cause.__cause__ or cause.__context__
+        self.outcome = {
+            "status": "raised", "seq": self._next(),
+            "exception": {
+                "type": type(exc).__name__, "module": type(exc).__module__,
+                "message": str(exc)[:4000], "frames": frames[-12:], "chain": chain,
+                "text": "".join(traceback.format_exception_only(type(exc), exc))[-4000:],
+            },
+            "fields": self.field_values(),
+        }
+
+    def exited(self, code):
+        self.outcome = {"status": "exited", "exit_code": code, "seq": self._next()}
+
+    def completed(self):
+        self.outcome = {"status": "completed", "exit_code": 0, "seq": self._next()}
+
+    def field_values(self):
+        out = {}
+        if self.recorder is None:
+            return out
+        for w in self.recorder.objects:
+            fields = out.setdefault(str(w.root.oid), {})
+            for name, value in field_items(w.obj):
+                fields[w.dotted(name)] = describe(value, name)
+        return out
+
+    # -- document -----------------------------------------------------------------
+    def packages(self):
+        out = []
+        seen = set()
+        for spec in self.request.get("watch", []) + self.request.get("stop_at", []):
+            top = spec.split(":", 1)[0].split(".", 1)[0]
+            if top in seen:
+                continue
+            seen.add(top)
+            module = sys.modules.get(top)
+            entry = {"module": top, "imported": module is not None}
+            if module is not None:
+                entry["file"] = getattr(module, "__file__", None)
+                entry["version"] = _version(top, module)
+            out.append(entry)
+        return out
+
+    def sources(self):
+        out = {}
+        for path in sorted(self.files):
+            try:
+                if os.path.getsize(path) > _MAX_SOURCE:
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    out[path] = fh.read()
+            except OSError:
+                continue
+        return out
+
+    def document(self):
+        req = self.request
+        if self.outcome.get("status") in ("stopped", "completed", "exited") and "fields" not in self.outcome:
+            self.outcome["fields"] = self.field_values()
+        return {
+            "schema": SCHEMA,
+            "flagtrace_version": req.get("flagtrace_version"),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+            "duration_s": round(time.time() - self.started, 3),
+            "target": {
+                "command": redact_argv(req.get("command", [])),
+                "argv": redact_argv(self.argv0),
+                "cwd": os.getcwd(),
+                "interpreter": sys.executable,
+                "python": platform.python_version(),
+                "platform": sys.platform,
+                "pid": os.getpid(),
+            },
+            "request": {k: req.get(k) for k in ("watch", "stop_at", "adapter", "gpu")},
+            "adapter": req.get("adapter_info"),
+            "packages": self.packages(),
+            "simulation": self.simulation,
+            "outcome": self.outcome,
+            "objects": self.objects,
+            "constructs": self.constructs,
+            "parses": self.parses,
+            "events": self.events,
+            "problems": self.problems,
+            "sources": self.sources(),
+        }
+
+    def write_file(self, path):
+        if self.written:
+            return
+        self.written = True
+        self.logging_on = False
+        if self.recorder is not None:
+            self.recorder.enabled = False
+        doc = self.document()
+        tmp = path + ".part"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, default=safe_repr)
+        os.replace(tmp, path)
+
+
+def _version(top, module):
+    version = getattr(module, "__version__", None)
+    if isinstance(version, str):
+        return version
+    try:
+        from importlib import metadata
+
+        return metadata.version(top)
+    except Exception:
+        return None

@@ -1,0 +1,92 @@
+"""Bounded, never-raising renderings of target values, with secrets redacted.
+
+Runs inside the target interpreter: standard library only, Python >= 3.9.
+"""
+import enum
+import re
+import reprlib
+
+REDACTED = "<redacted>"
+
+# Field / option / env names whose values never leave the target.
+_SECRET_PART = re.compile(r"(api_?key|secret|password|passwd|credential)")
+_SECRET_END = re.compile(r"(^|_)(key|token)$")
+
+
+def is_secret_name(name):
+    """True for names that hold credentials (``api_key``, ``HF_TOKEN``, ``*_SECRET``)."""
+    if not name:
+        return False
+    bare = name.lstrip("-").replace("-", "_").lower()
+    return bool(_SECRET_PART.search(bare) or _SECRET_END.search(bare))
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = 160
+_repr.maxother = 160
+_repr.maxlist = 12
+_repr.maxtuple = 12
+_repr.maxdict = 12
+_repr.maxset = 12
+_repr.maxlevel = 3
+
+_SIMPLE = (bool, int, float, str, type(None))
+
+
+def safe_repr(value):
+    try:
+        if isinstance(value, enum.Enum):
+            return "%s.%s" % (type(value).__name__, value.name)
+        return _repr.repr(value)
+    except Exception as exc:  # a target's __repr__ may raise anything
+        return "<unrepresentable %s: %s>" % (type(value).__name__, type(exc).__name__)
+
+
+def plain(value, depth=0):
+    """A JSON-safe copy of simple values (None for anything else)."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, _SIMPLE):
+        if isinstance(value, str) and len(value) > 2000:
+            return None
+        if isinstance(value, float) and value != value:
+            return None
+        return value
+    if depth < 2 and isinstance(value, (list, tuple)) and len(value) <= 64:
+        out = [plain(v, depth + 1) for v in value]
+        return out
+    if depth < 2 and isinstance(value, dict) and len(value) <= 64:
+        if all(isinstance(k, str) for k in value):
+            return {k: plain(v, depth + 1) for k, v in value.items()}
+    return None
+
+
+def describe(value, name=None):
+    """{'repr': ..., 'value': ..., 'type': ...} for the trace; secrets redacted by name."""
+    if name is not None and is_secret_name(name) and value not in (None, "", False):
+        return {"repr": REDACTED, "value": REDACTED, "type": type(value).__name__}
+    return {"repr": safe_repr(value), "value": plain(value), "type": type(value).__name__}
+
+
+def redact_argv(argv):
+    """Replace the value of secret options (``--api-key X`` / ``--api-key=X``)."""
+    out = []
+    hide_next = False
+    for tok in argv:
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        if tok.startswith("-") and "=" in tok:
+            opt, _, _val = tok.partition("=")
+            if is_secret_name(opt):
+                out.append(opt + "=" + REDACTED)
+                continue
+        elif tok.startswith("--") and is_secret_name(tok):
+            hide_next = True
+        out.append(tok)
+    return out
+
+
+def redact_env(env):
+    return {k: (REDACTED if is_secret_name(k) and v else v) for k, v in env.items()}

@@ -1,0 +1,227 @@
+"""Terminal report (rich): header, summary, overridden, decided, honoured, error."""
+import os
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+MAX_DECIDED_DETAIL = 40
+
+
+def short_path(path, analysis):
+    if not path:
+        return "?"
+    roots = []
+    for pkg in analysis.get("packages", []):
+        if pkg.get("file"):
+            roots.append(os.path.dirname(os.path.dirname(pkg["file"])))
+    cwd = analysis.get("target", {}).get("cwd")
+    if cwd:
+        roots.append(cwd)
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    for root in sorted(roots, key=len, reverse=True):
+        if root and path.startswith(root.rstrip(os.sep) + os.sep):
+            return os.path.relpath(path, root)
+    return path
+
+
+def _val(value):
+    if value is None:
+        return "?"
+    return value.get("repr", "?")
+
+
+def _origin_text(read):
+    origin = read.get("origin")
+    if origin in ("cli", "config"):
+        where = "command line" if origin == "cli" else "config file"
+        return "%s (%s)" % (read.get("option"), where)
+    if origin == "decided" and read.get("set_by"):
+        s = read["set_by"]
+        was = " from %s" % _val(read["was"]) if read.get("was") else ""
+        asked = ", overriding %s" % read["requested"] if read.get("requested") else ""
+        return "set%s by %s (line %s)%s" % (was, s.get("func"), s.get("line"), asked)
+    return "default"
+
+
+class TerminalReport:
+    def __init__(self, analysis, console=None, width=100, color=None):
+        self.a = analysis
+        self.c = console or Console(width=width, highlight=False, soft_wrap=False,
+                                    color_system="auto" if color is None else ("standard" if color else None),
+                                    no_color=(color is False))
+
+    def p(self, markup="", **kw):
+        self.c.print(markup, **kw)
+
+    # -- sections -------------------------------------------------------------------
+    def header(self, verb="explain"):
+        a = self.a
+        t = a.get("target", {})
+        command = " ".join(t.get("command", [])) or " ".join(t.get("argv", []))
+        self.p("[bold]flagtrace %s[/bold]  %s" % (verb, escape(command)))
+        pkgs = ", ".join("%s %s" % (p["module"], p.get("version") or "?") for p in a.get("packages", [])
+                         if p.get("imported"))
+        self.p("  interpreter  %s (Python %s)%s" % (escape(t.get("interpreter", "?")), t.get("python", "?"),
+                                                  (" · " + escape(pkgs)) if pkgs else ""))
+        if a.get("adapter"):
+            ad = a["adapter"]
+            self.p("  adapter      %s" % escape(ad.get("describe") or ad.get("name", "")))
+        if a.get("object"):
+            stop = (" · stopped at %s" % a["stop"]) if a.get("stop") else ""
+            self.p("  object       %s%s" % (escape(a["object"]), escape(stop)))
+        sim = a.get("simulation")
+        if sim:
+            self.p("  simulated    %s" % escape(sim.get("describe", "")))
+            if sim.get("stand_ins"):
+                self.p("  stand-ins    %s" % escape(", ".join(sim["stand_ins"])))
+
+    def summary(self):
+        s = self.a["summary"]
+        status = self.a["status"]
+        head = {"resolved": "[green]Resolved[/green]", "error": "[red bold]Resolution failed[/red bold]"}.get(
+            status, "[yellow]%s[/yellow]" % escape(str(status)))
+        parts = ["%d fields" % s["fields"]]
+        if s["overridden"]:
+            parts.append("[red bold]%d overridden[/red bold]" % s["overridden"])
+        else:
+            parts.append("0 overridden")
+        parts += ["%d decided" % s["decided"], "%d honoured" % s["honoured"], "%d default" % s["default"]]
+        self.p()
+        self.p("%s: %s" % (head, " · ".join(parts)))
+        for note in self.a.get("notes", []):
+            self.p("[yellow]note:[/yellow] %s" % escape(note))
+
+    def change(self, ch, indent="    "):
+        where = "%s:%s" % (short_path(ch.get("file"), self.a), ch.get("line"))
+        how = {"inplace": " (changed in place)", "bypass": " (object.__setattr__)"}.get(ch["how"], "")
+        self.p("%s[cyan]%s[/cyan]  %s%s" % (indent, escape(ch.get("func") or "?"), escape(where), how))
+        self.p("%s  %s → %s" % (indent, escape(_val(ch.get("old"))), escape(_val(ch.get("new")))))
+        if ch.get("statement") or ch.get("src"):
+            self.p("%s  [dim]%s[/dim]" % (indent, escape(ch.get("statement") or ch["src"])))
+        self.explanation(ch, indent + "  ")
+
+    def explanation(self, item, indent):
+        conds = item.get("conditions") or []
+        for i, c in enumerate(conds):
+            label = "because" if i == 0 else "       "
+            holds = {True: "", False: "", None: ""}[c["holds"]]
+            self.p("%s%s %s  [dim](line %s)[/dim]%s" % (indent, label, escape(c["text"]), c["line"], holds))
+        reads = item.get("reads") or []
+        for i, r in enumerate(reads):
+            label = "reads  " if i == 0 else "       "
+            if "local" in r:
+                self.p("%s%s %s = %s  [dim](local)[/dim]" % (indent, label, escape(r["local"]),
+                                                             escape(_val(r["value"]))))
+                continue
+            via = " via %s" % r["via"] if r.get("via") else ""
+            self.p("%s%s %s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["field"]), escape(_val(r["value"])),
+                                                       escape(_origin_text(r)), escape(via)))
+        for i, h in enumerate(item.get("hardware") or []):
+            label = "asked  " if i == 0 else "       "
+            self.p("%s%s %s → %s  [dim](line %s)[/dim]" % (indent, label, escape(h["query"]), escape(h["result"]),
+                                                          h.get("line")))
+        for log in item.get("logs") or []:
+            self.p("%slogged  %s %s" % (indent, log["level"], escape(log["message"][:300])))
+
+    def field_block(self, f, detail=True):
+        req = f.get("requested")
+        asked = "  [dim](asked: %s)[/dim]" % escape(req["typed"]) if req else ""
+        self.p("  [bold]%s[/bold]  %s → %s%s" % (escape(f["field"]), escape(_val(f["initial"])),
+                                                escape(_val(f["final"])), asked))
+        if detail:
+            for ch in f["changes"]:
+                self.change(ch)
+
+    def overridden(self):
+        items = [f for f in self.a["fields"] if f["verdict"] == "overridden"]
+        if not items:
+            return
+        self.p()
+        self.p("[red bold]OVERRIDDEN[/red bold] — you asked for a value and got another")
+        for f in items:
+            self.field_block(f)
+
+    def decided(self):
+        items = [f for f in self.a["fields"] if f["verdict"] == "decided"]
+        if not items:
+            return
+        self.p()
+        self.p("[yellow bold]DECIDED[/yellow bold] — not asked for; the program replaced the default")
+        for i, f in enumerate(items):
+            self.field_block(f, detail=i < MAX_DECIDED_DETAIL)
+            if i >= MAX_DECIDED_DETAIL and f["changes"]:
+                last = f["changes"][-1]
+                self.p("    [dim]%s  %s:%s[/dim]" % (escape(last.get("func") or "?"),
+                                                     escape(short_path(last.get("file"), self.a)), last.get("line")))
+
+    def honoured(self):
+        items = [f for f in self.a["fields"] if f["verdict"] == "honoured"]
+        if not items:
+            return
+        self.p()
+        names = ", ".join("%s=%s" % (f["field"], _val(f["final"])) for f in items)
+        self.p("[green bold]HONOURED[/green bold] (%d): %s" % (len(items), escape(names)))
+
+    def error(self):
+        e = self.a.get("error")
+        if not e:
+            return
+        self.p()
+        if e["kind"] == "argparse":
+            self.p("[red bold]ERROR[/red bold] the argument parser refused the command line")
+            self.p("  %s: error: %s" % (escape(e.get("prog") or ""), escape(e["message"])))
+            for flag, close in (e.get("suggestions") or {}).items():
+                hint = ("did you mean %s?" % " or ".join(close)) if close else "no similar flag"
+                self.p("  %s: %s" % (escape(flag), escape(hint)))
+            for flag, hint in (e.get("renamed") or {}).items():
+                self.p("  %s: %s" % (escape(flag), escape(hint)))
+            return
+        self.p("[red bold]ERROR[/red bold] %s: %s" % (escape(e["type"]), escape(e["message"])))
+        site = e.get("site")
+        if site:
+            self.p("  raised in [cyan]%s[/cyan]  %s:%s" % (escape(site.get("func") or "?"),
+                                                          escape(short_path(site.get("file"), self.a)),
+                                                          site.get("line")))
+            if e.get("statement") or site.get("src"):
+                self.p("    [dim]%s[/dim]" % escape(e.get("statement") or site["src"]))
+        self.explanation(e, "  ")
+        mentioned = [m for m in e.get("mentions", [])
+                     if not any(r.get("field") == m["field"] for r in e.get("reads", []))]
+        for i, m in enumerate(mentioned):
+            label = "message names" if i == 0 else "             "
+            self.p("  %s %s = %s  [dim]← %s[/dim]" % (label, escape(m["field"]), escape(_val(m["value"])),
+                                                       escape(_origin_text(m))))
+
+    def render(self, verb="explain"):
+        self.header(verb)
+        self.summary()
+        self.error()
+        self.overridden()
+        self.decided()
+        self.honoured()
+
+    def render_field(self, f):
+        self.header("why")
+        self.p()
+        if f is None:
+            return
+        req = f.get("requested")
+        origin = ("%s (%s)" % (req["typed"], "command line" if f["origin"] == "cli" else "config file")
+                  if req else "default")
+        self.p("[bold]%s[/bold]: %s   %s → %s" % (escape(f["field"]), f["verdict"], escape(_val(f["initial"])),
+                                                  escape(_val(f["final"]))))
+        self.p("  initial value from %s" % escape(origin))
+        if not f["changes"]:
+            self.p("  never changed after construction")
+        for i, ch in enumerate(f["changes"], 1):
+            self.p("  %d." % i)
+            self.change(ch, indent="    ")
+        if f.get("note"):
+            self.p("  note: %s" % escape(f["note"]))
+
+
+def render(analysis, verb="explain", width=100, color=None, console=None):
+    TerminalReport(analysis, console=console, width=width, color=color).render(verb)
