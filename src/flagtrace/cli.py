@@ -4,6 +4,7 @@ import json
 import sys
 
 from . import __version__
+from . import gpus
 from . import trace as tracefile
 from .adapters import choose_adapter
 from .analysis.explain import analyse, field_history
@@ -37,6 +38,12 @@ def _common(p):
     p.add_argument("--width", type=int, default=None, help="terminal report width (default: the terminal's)")
     p.add_argument("--no-color", action="store_true")
     p.add_argument("--strict", action="store_true", help="exit 1 when an explicit request was overridden")
+    p.add_argument("--adapter", default="auto", metavar="NAME",
+                   help="auto (default: recognise SGLang), sglang, or generic (--watch/--stop-at only)")
+    p.add_argument("--gpu", metavar="NAME[xCOUNT]",
+                   help="simulate this hardware, e.g. B200x7 (see flagtrace gpus); default: the real one")
+    p.add_argument("--gpu-profile", metavar="FILE.toml", help="a GPU profile of your own (same shape as "
+                   "flagtrace gpus --toml prints)")
 
 
 def build_parser():
@@ -50,6 +57,8 @@ def build_parser():
     p = sub.add_parser("why", help="the full history of one field")
     p.add_argument("field")
     _common(p)
+    p = sub.add_parser("gpus", help="list the GPU profiles --gpu can simulate")
+    p.add_argument("--toml", action="store_true", help="print the profiles as TOML (a template)")
     p = sub.add_parser("check", help="exit 1 unless every --expect holds (and, with --strict, nothing "
                                       "explicit was overridden)")
     p.add_argument("--expect", action="append", default=[], metavar="FIELD=VALUE")
@@ -73,9 +82,18 @@ def obtain_trace(opts, command, err):
         raise FlagtraceError("nothing to trace: put the launch command after --, e.g. "
                              "flagtrace %s -- python -m sglang.launch_server --model-path DIR" % opts.verb,
                              ExitCode.USAGE)
+    profile = gpus.choose(opts.gpu, opts.gpu_profile)
     target = parse_command(command)
     adapter = choose_adapter(target, opts)
     request = adapter.request(target, opts)
+    # the probe reports a typed --watch / --stop-at whose module or name never appears
+    request["user_specs"] = list(opts.watch) + list(opts.stop_at)
+    if profile is not None:
+        request["gpu"] = profile
+        request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
+        if gpus.real_gpus_present():
+            err.write("flagtrace: warning: this machine has real GPUs; --gpu %s replaces them in the "
+                      "traced process\n" % opts.gpu)
     progress = _Progress(err, target)
     try:
         result = run_probe(target, request, opts.timeout, env=adapter.environment(target, opts),
@@ -114,7 +132,7 @@ class _Progress:
 def check_outcome(trace, result):
     outcome = trace["outcome"]
     status = outcome.get("status")
-    if status == "no_target":
+    if status in ("no_target", "no_framework", "unsupported"):
         raise FlagtraceError(outcome.get("message", "target not found"))
     for problem in trace.get("problems", []):
         if problem.startswith(("watch:", "stop-at:")):
@@ -180,6 +198,8 @@ def run(argv, out, err):
     if opts.verb is None:
         build_parser().print_help(out)
         return ExitCode.USAGE
+    if opts.verb == "gpus":
+        return list_gpus(opts, out)
     trace, result = obtain_trace(opts, command, err)
     check_outcome(trace, result)
     analysis = analyse(trace)
@@ -189,12 +209,27 @@ def run(argv, out, err):
     for note in analysis.get("notes", []):
         if opts.format != "terminal" or opts.output:
             err.write("flagtrace: note: %s\n" % note)
+    if analysis.get("error") and (opts.format != "terminal" or opts.output):
+        # the report is not on the terminal: say in one line why the exit status is 2
+        err.write("flagtrace: %s\n" % error_line(analysis["error"]))
     sink = open(opts.output, "w", encoding="utf-8") if opts.output else out
     try:
         return _report(opts, analysis, sink)
     finally:
         if opts.output:
             sink.close()
+
+
+def error_line(error):
+    if error.get("kind") == "argparse":
+        hints = ["%s: did you mean %s?" % (flag, " or ".join(close))
+                 for flag, close in sorted((error.get("suggestions") or {}).items()) if close]
+        return "the target's argument parser refused the command line: %s%s" % (
+            error["message"], ("; " + "; ".join(hints)) if hints else "")
+    site = error.get("site") or {}
+    where = " in %s (%s:%s)" % (site.get("func"), site.get("file"), site.get("line")) if site else ""
+    message = " ".join(str(error.get("message", "")).split())
+    return "the target raised %s%s: %s" % (error.get("type"), where, message[:300])
 
 
 def _report(opts, analysis, sink):
@@ -232,6 +267,20 @@ def _report(opts, analysis, sink):
                 actual = "no such field" if got is None else got
                 console.print("%s %s: expected %s, got %s" % (mark, field, want, actual), markup=True)
     return exit_code(analysis, opts, failed)
+
+
+def list_gpus(opts, out):
+    if opts.toml:
+        with open(gpus.BUILTIN, encoding="utf-8") as fh:
+            out.write(fh.read())
+        return ExitCode.OK
+    out.write("%-14s %-46s %9s  %-5s %5s  %s\n" % ("NAME", "DEVICE", "MEMORY", "CC", "SMs", "ALIASES"))
+    for name, p in gpus.load_profiles().items():
+        out.write("%-14s %-46s %6d MiB  %-5s %5d  %s\n" % (
+            name, p["device_name"], p["memory_mib"], "%d.%d" % tuple(p["compute_capability"]),
+            p["sm_count"], ", ".join(p.get("aliases", []))))
+    out.write("\nUse --gpu NAMExCOUNT (e.g. --gpu B200x7); --gpu-profile FILE.toml adds your own.\n")
+    return ExitCode.OK
 
 
 def _closest(field, analysis):

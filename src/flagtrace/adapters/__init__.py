@@ -3,12 +3,18 @@
 Everything that knows a framework (and its versions) lives in its adapter; the generic one
 takes ``--watch`` and ``--stop-at`` for any Python program.
 """
+from ..exitcodes import ExitCode, FlagtraceError
 from .generic import GenericAdapter
+from .sglang import SGLangAdapter
 
-ADAPTERS = []  # framework adapters, tried in order before the generic one
+ADAPTERS = [SGLangAdapter]  # framework adapters, tried in order before the generic one
+NAMES = ("auto", "generic", "sglang")
 
 
 def choose_adapter(target, opts):
+    if opts.adapter not in NAMES:
+        raise FlagtraceError("unknown adapter %r; known: %s" % (opts.adapter, ", ".join(NAMES)),
+                             ExitCode.USAGE)
     for adapter_class in ADAPTERS:
         if adapter_class.matches(target, opts):
             return adapter_class()

@@ -14,6 +14,16 @@ class Condition:
     line: int
     node: object = dataclasses.field(repr=False, compare=False, default=None)
 
+    def negated(self):
+        """The test as it held when it was false, written the way a person would."""
+        node = self.node
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return " ".join(ast.unparse(node.operand).split())
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _INVERSE:
+            inverse = _INVERSE[type(node.ops[0])]()
+            return " ".join(ast.unparse(ast.Compare(node.left, [inverse], node.comparators)).split())
+        return "not (%s)" % self.test
+
     def text(self):
         if self.keyword == "for":
             return "for %s" % self.test
@@ -22,10 +32,15 @@ class Condition:
         if self.keyword == "assert":
             return "assert %s" % self.test
         if self.keyword == "guard":
-            return "not (%s)  [earlier early exit]" % self.test
-        if self.holds is False:
-            return "not (%s)" % self.test
+            return "%s  [else it returned earlier]" % self.negated()
+        if self.holds is False and self.keyword != "assert":
+            return self.negated()
         return self.test
+
+
+_INVERSE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+            ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Lt: ast.GtE, ast.GtE: ast.Lt,
+            ast.Gt: ast.LtE, ast.LtE: ast.Gt}
 
 
 @functools.lru_cache(maxsize=64)
@@ -72,8 +87,10 @@ def _exits(stmts):
     return bool(stmts) and isinstance(stmts[-1], _EXITS)
 
 
+@functools.lru_cache(maxsize=4096)  # many writes share a line: parse each (text, line) once
 def chain_at(text, line, first_line=None):
-    """(function node, [Condition]) leading to ``line``; ([], None) when unknown."""
+    """(function node, [Condition]) leading to ``line``; ([], None) when unknown. The result is
+    cached and shared: callers must not modify it."""
     tree = parse_source(text)
     if tree is None:
         return None, []
@@ -156,8 +173,8 @@ def _is_elif(text, node):
     return 0 < node.lineno <= len(lines) and lines[node.lineno - 1].lstrip().startswith("elif")
 
 
-def statement_at(text, line, limit=240):
-    """The whole (possibly multi-line) innermost simple statement at ``line``, on one line."""
+@functools.lru_cache(maxsize=4096)
+def _statement_node(text, line):
     tree = parse_source(text)
     if tree is None:
         return None
@@ -166,6 +183,19 @@ def statement_at(text, line, limit=240):
         if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND) and _contains(node, line):
             if best is None or node.lineno >= best.lineno:
                 best = node
+    return best
+
+
+def statement_lines(text, line):
+    node = _statement_node(text, line) if text else None
+    if node is None:
+        return {line}
+    return set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+
+def statement_at(text, line, limit=240):
+    """The whole (possibly multi-line) innermost simple statement at ``line``, on one line."""
+    best = _statement_node(text, line)
     if best is None:
         return None
     src = _src(text, best)
@@ -233,3 +263,31 @@ def find_method(tree, near_func, name):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return node
     return None
+
+
+def assignment_lines(func, names):
+    """Lines of the statements in ``func`` that assign any of ``names`` (locals a test read)."""
+    lines = set()
+    if func is None or not names:
+        return lines
+    for node in ast.walk(func):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            if any(t.id in names for t in _bound_names(target)):
+                lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def _bound_names(target):
+    """Names bound by an assignment target (``a``, ``a, (b, c)``), not ``obj.a`` or ``x[i]``."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return []

@@ -19,14 +19,25 @@ class FieldHistory:
         self.by_field = {}
         for w in writes:
             self.by_field.setdefault(w["field"], []).append(w)
-        self._seqs = {f: [w["seq"] for w in ws] for f, ws in self.by_field.items()}
+        # Writes that changed something: the initial value and every write whose value differs.
+        self.effective = {f: [w for w in ws if w["how"] == "init" or not _same(w.get("old"), w["new"])]
+                          for f, ws in self.by_field.items()}
+        self._seqs = {f: [w["seq"] for w in ws] for f, ws in self.effective.items()}
 
     def last_before(self, field, seq):
         seqs = self._seqs.get(field)
         if not seqs:
             return None
         i = bisect.bisect_left(seqs, seq)
-        return self.by_field[field][i - 1] if i else None
+        return self.effective[field][i - 1] if i else None
+
+
+def _call_key(event):
+    """Which call an event happened in. A frame's id is reused by a later call as soon as the
+    frame is freed, so the function is part of the key: a log of one method is never attached
+    to a change made by the next method that happens to get the same frame address."""
+    at = event.get("at") or {}
+    return event.get("frame"), at.get("file"), at.get("func")
 
 
 def _same(a, b):
@@ -55,7 +66,7 @@ class Explainer:
         self.logs_by_frame = {}
         for e in self.events:
             if e["kind"] in ("log", "env") and "frame" in e:
-                self.logs_by_frame.setdefault(e["frame"], []).append(e)
+                self.logs_by_frame.setdefault(_call_key(e), []).append(e)
         self.hardware = [e for e in self.events if e["kind"] == "hw"]
         self._provenance_cache = {}
 
@@ -86,7 +97,7 @@ class Explainer:
     def field_report(self, field):
         writes = self.history.by_field.get(field, [])
         initial = next((w for w in writes if w["how"] == "init"), None)
-        changes = [w for w in writes if w["how"] != "init"]
+        changes = [w for w in self.history.effective.get(field, []) if w["how"] != "init"]
         final = self.final.get(field) or (writes[-1]["new"] if writes else None)
         start = initial["new"] if initial else (changes[0].get("old") if changes else final)
         request = self.requests.get(field)
@@ -117,7 +128,7 @@ class Explainer:
                                          write.get("frame")))
         report["logs"] = [
             {"level": e["level"], "logger": e["logger"], "message": e["message"], "line": e["at"]["line"]}
-            for e in self.logs_by_frame.get(write.get("frame"), []) if e["kind"] == "log"
+            for e in self.logs_by_frame.get(_call_key(write), []) if e["kind"] == "log"
         ] if write.get("frame") is not None else []
         return report
 
@@ -149,7 +160,7 @@ class Explainer:
                 if name in locals_ and ("local", name) not in seen:
                     seen.add(("local", name))
                     reads.append({"local": name, "value": {"repr": locals_[name]}})
-        hardware = self._hardware_for(path, func, chain, seq)
+        hardware = self._hardware_for(path, func, chain, seq, line)
         return {"conditions": conditions, "reads": reads, "hardware": hardware, "statement": statement}
 
     def _add_read(self, reads, seen, field, seq, via, values_at_raise):
@@ -174,22 +185,32 @@ class Explainer:
         return {"origin": "decided", "set_by": _where(last),
                 "was": last.get("old"), "requested": request["typed"] if request else None}
 
-    def _hardware_for(self, path, func, chain, seq):
-        """Hardware queries made from this function before ``seq`` (the decision read them)."""
+    def _hardware_for(self, path, func, chain, seq, line):
+        """Hardware queries the decision read: asked (directly or through calls) from the
+        lines of its conditions or from the statement itself, before ``seq``."""
         if func is None:
             return []
-        lines = {c.line for c in chain}
-        lo, hi = func.lineno, func.end_lineno or func.lineno
-        out = []
+        lines = set()
+        for c in chain:
+            node = c.node
+            end = getattr(node, "end_lineno", None) or c.line
+            lines.update(range(c.line, end + 1))
+        lines.update(cond.statement_lines(self.sources.get(path, ""), line))
+        local_names = {n for c in chain if c.node is not None for n in cond.names_read(c.node)}
+        lines.update(cond.assignment_lines(func, local_names))
+        out, seen = [], set()
         for event in self.hardware:
             if event["seq"] > seq:
                 continue
             frames = [event.get("at") or {}] + event.get("stack", [])
             for frame in frames:
-                if frame.get("file") == path and lo <= (frame.get("line") or 0) <= hi:
-                    out.append({"query": event["query"], "result": event["result"],
-                                "line": frame.get("line"), "in_condition": frame.get("line") in lines,
-                                "via": (event.get("at") or {}).get("func")})
+                if frame.get("file") == path and frame.get("line") in lines:
+                    key = (event["query"], event["result"], frame.get("line"))
+                    if key not in seen:
+                        seen.add(key)
+                        out.append({"query": event["query"], "result": event["result"],
+                                    "line": frame.get("line"),
+                                    "via": (event.get("at") or {}).get("func")})
                     break
         return out
 
@@ -256,7 +277,7 @@ class Explainer:
         if self.trace.get("request", {}).get("stop_at") and status not in ("stopped", "raised"):
             notes.append("the stop point (%s) was never reached; what ran before is reported"
                          % ", ".join(self.trace["request"]["stop_at"]))
-        if obj is None and status != "no_target":
+        if obj is None and status != "no_target" and not (error and error["kind"] == "argparse"):
             watched = self.trace.get("request", {}).get("watch") or []
             notes.append("no instance of %s was created" % (", ".join(watched) or "a watched class"))
         return {

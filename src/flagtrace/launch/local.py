@@ -84,7 +84,7 @@ def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=N
     proc = None
     try:
         trace_path = os.path.join(workdir, "trace.json")
-        request = dict(request, trace_path=trace_path, mode=target.mode, target=target.target,
+        request = dict(request, trace_path=trace_path, workdir=workdir, mode=target.mode, target=target.target,
                        args=target.args, command=target.command, flagtrace_version=__version__)
         request_path = os.path.join(workdir, "request.json")
         with open(request_path, "w", encoding="utf-8") as fh:

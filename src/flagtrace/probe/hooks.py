@@ -149,13 +149,13 @@ def install_environ(trace):
     def __setitem__(self, key, value):
         old = self.get(key) if self is os.environ else None
         orig_set(self, key, value)
-        if self is os.environ:
+        if self is os.environ and trace.env_on:
             trace.env(key, old, value, caller(2))
 
     def __delitem__(self, key):
         old = self.get(key) if self is os.environ else None
         orig_del(self, key)
-        if self is os.environ:
+        if self is os.environ and trace.env_on:
             trace.env(key, old, None, caller(2))
 
     klass.__setitem__ = __setitem__

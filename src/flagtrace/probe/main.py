@@ -3,6 +3,7 @@
 
 Standard library only, Python >= 3.9.
 """
+import contextlib
 import functools
 import json
 import os
@@ -46,6 +47,14 @@ class Probe:
             self._on_name(spec, self._watch)
         for spec in self.request.get("stop_at", []):
             self._on_name(spec, self._stop_at)
+
+    def add_watch(self, spec):
+        self.request.setdefault("watch", []).append(spec)
+        self._on_name(spec, self._watch)
+
+    def add_stop_after(self, spec):
+        self.request.setdefault("stop_at", []).append(spec + " (on return)")
+        self._on_name(spec, self._stop_after)
 
     def _main_names(self):
         mode, target = self.request["mode"], self.request["target"]
@@ -95,6 +104,24 @@ class Probe:
             intercept = type(raw)(intercept)
         setattr(owner, name, intercept)
 
+    def _stop_after(self, spec, qualname, module):
+        """Stop when ``spec`` returns: resolution is complete, nothing heavy has started."""
+        try:
+            owner, name = _resolve(module, qualname)
+            func = getattr(owner, name)
+        except AttributeError:
+            self.trace.problems.append("stop-at: %s has no %s" % (module.__name__, qualname))
+            return
+        probe = self
+
+        @functools.wraps(func)
+        def stop_on_return(*args, **kwargs):
+            result = func(*args, **kwargs)
+            probe.trace.stopped(spec + " (returned)", [result], {}, sys._getframe(1))
+            probe.finish(0, hard=True)
+
+        setattr(owner, name, stop_on_return)
+
     def _patch_os_exit(self):
         orig = os._exit
         probe = self
@@ -108,9 +135,20 @@ class Probe:
         os._exit = _exit
         self._real_exit = orig
 
+    @contextlib.contextmanager
+    def quiet(self):
+        """The probe's own changes (PATH for a simulated nvidia-smi) are not the target's."""
+        self.trace.env_on = False
+        try:
+            yield
+        finally:
+            self.trace.env_on = True
+
     # -- run ----------------------------------------------------------------------
     def write(self):
         try:
+            if not self.trace.written:
+                self._unfired()
             self.trace.write_file(self.trace_path)
         except Exception:
             sys.stderr.write("flagtrace probe: could not write the trace\n")
@@ -128,6 +166,30 @@ class Probe:
             except Exception:
                 pass
         self._real_exit(code)
+
+    def _unfired(self):
+        """Problems for ``--watch`` / ``--stop-at`` specs the user typed whose name never
+        appeared: a module that does not exist, a script that defines no such name. (Adapter
+        specs may name classes that only some versions have: those stay silent.)"""
+        typed = set(self.request.get("user_specs", ()))
+        status = self.trace.outcome.get("status")
+        pending = [cb for _, cb in self.main_hooks.pending]
+        for callbacks in self.imports._callbacks.values():
+            pending += callbacks
+        for callback in pending:
+            spec = callback.args[0] if isinstance(callback, functools.partial) else None
+            if spec not in typed:
+                continue
+            kind = "watch" if callback.func == self._watch else "stop-at"
+            module, _, qualname = spec.partition(":")
+            if module in self._main_names():
+                if status in ("completed", "stopped"):
+                    self.trace.problems.append("%s: %s defines no %s" % (kind, self.request["target"], qualname))
+                continue
+            if _find_spec(module) is None:
+                self.trace.problems.append("%s: no module named %s (in %s)" % (kind, module, sys.executable))
+            elif status in ("completed", "stopped"):
+                self.trace.problems.append("the target never imported %s (%s %s)" % (module, kind, spec))
 
     @staticmethod
     def _missing_target(mode, target):
@@ -188,6 +250,15 @@ class Probe:
             self.finish(1)
         self.trace.completed()
         self.finish(0)
+
+
+def _find_spec(name):
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name)
+    except Exception:  # a missing parent package, or one that fails to import
+        return None
 
 
 def main(request_path):

@@ -61,9 +61,38 @@ def plain(value, depth=0):
     return None
 
 
+# Values seen under a secret name. Redacting by name misses the same value elsewhere (in the
+# repr of the config object that holds it, after an abbreviated ``--api-k``, copied to a field
+# with an ordinary name), so the finished trace is scrubbed of every one of them.
+_SECRET_VALUES = set()
+_MIN_SECRET = 6  # shorter values would scrub ordinary words out of the trace
+
+
+def remember_secret(value):
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except Exception:
+        return
+    if len(text) >= _MIN_SECRET:
+        _SECRET_VALUES.add(text)
+
+
+def scrub(text):
+    """``text`` (a JSON document) with every remembered secret value replaced."""
+    import json
+
+    for secret in sorted(_SECRET_VALUES, key=len, reverse=True):
+        for form in {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+                     json.dumps(repr(secret)[1:-1])[1:-1]}:
+            if len(form) >= _MIN_SECRET:
+                text = text.replace(form, REDACTED)
+    return text
+
+
 def describe(value, name=None):
     """{'repr': ..., 'value': ..., 'type': ...} for the trace; secrets redacted by name."""
     if name is not None and is_secret_name(name) and value not in (None, "", False):
+        remember_secret(value)
         return {"repr": REDACTED, "value": REDACTED, "type": type(value).__name__}
     return {"repr": safe_repr(value), "value": plain(value), "type": type(value).__name__}
 
@@ -74,12 +103,14 @@ def redact_argv(argv):
     hide_next = False
     for tok in argv:
         if hide_next:
+            remember_secret(tok)
             out.append(REDACTED)
             hide_next = False
             continue
         if tok.startswith("-") and "=" in tok:
             opt, _, _val = tok.partition("=")
             if is_secret_name(opt):
+                remember_secret(_val)
                 out.append(opt + "=" + REDACTED)
                 continue
         elif tok.startswith("--") and is_secret_name(tok):
@@ -89,4 +120,7 @@ def redact_argv(argv):
 
 
 def redact_env(env):
+    for k, v in env.items():
+        if is_secret_name(k) and v:
+            remember_secret(v)
     return {k: (REDACTED if is_secret_name(k) and v else v) for k, v in env.items()}

@@ -1,0 +1,124 @@
+"""SGLang, inside the target: pick the release's resolution mechanism and hook it.
+
+Releases 0.5.10.post1 - 0.5.12: ``ServerArgs`` is a dataclass that ``__post_init__`` mutates in
+place; ``prepare_server_args`` parses argv (merging ``--config`` files first) and returns the
+resolved object. Its return is the stop point: the HTTP server and engine are not imported yet.
+Standard library only, Python >= 3.9.
+"""
+import functools
+import sys
+
+from .. import hooks
+
+WATCH = "sglang.srt.server_args:ServerArgs"
+# (first, last) release of each resolution mechanism this adapter knows.
+MECHANISMS = [
+    {"name": "dataclass __post_init__", "first": (0, 5, 10), "last": (0, 5, 12),
+     "tested": ["0.5.10.post1", "0.5.11", "0.5.12"],
+     "stop_after": "sglang.srt.server_args:prepare_server_args"},
+]
+# Hardware predicates whose answers decide backends; they are lru_cached, so torch is asked
+# once and the answer is reused: record every call, with the code that asked.
+HARDWARE_HELPERS = (
+    "is_cuda", "is_hip", "is_npu", "is_xpu", "is_cpu", "is_mps", "is_musa",
+    "is_hopper_with_cuda_12_3", "is_blackwell", "is_blackwell_supported", "is_sm120_supported",
+    "is_sm100_supported", "is_sm90_supported", "is_flashinfer_available", "get_device_sm",
+    "get_device_capability", "get_device_memory_capacity", "get_nvgpu_memory_capacity",
+    "get_device_name", "get_device", "is_no_spec_infer_or_topk_one",
+)
+
+
+def parse_version(text):
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def installed_version():
+    try:
+        from importlib import metadata
+
+        return metadata.version("sglang")
+    except Exception:
+        return None
+
+
+def mechanism_for(version):
+    v = parse_version(version)
+    for mech in MECHANISMS:
+        if mech["first"] <= v <= mech["last"]:
+            return mech
+    return None
+
+
+def supported_text():
+    return ", ".join(t for m in MECHANISMS for t in m["tested"])
+
+
+def setup(probe):
+    version = installed_version()
+    trace = probe.trace
+    if version is None:
+        trace.outcome = {"status": "no_framework",
+                         "message": "SGLang is not installed for %s" % sys.executable}
+        probe.finish(3)
+    mech = mechanism_for(version)
+    info = {"name": "sglang", "version": version,
+            "describe": "sglang %s (%s)" % (version, mech["name"] if mech else "unsupported")}
+    trace.request["adapter_info"] = info
+    if mech is None:
+        trace.outcome = {"status": "unsupported", "version": version, "message": (
+            "SGLang %s is outside the releases flagtrace's SGLang adapter supports (%s); "
+            "generic mode still works: --adapter generic --watch %s --stop-at MODULE:FUNCTION"
+            % (version, supported_text(), WATCH))}
+        probe.finish(3)
+    probe.add_watch(WATCH)
+    probe.add_stop_after(mech["stop_after"])
+    probe.imports.on_import("sglang.srt.utils.common", functools.partial(_wrap_helpers, probe))
+    probe.imports.on_import("sglang.srt.utils", functools.partial(_wrap_helpers, probe))
+    probe.imports.on_import("sglang.srt.environ", functools.partial(_wrap_envs, probe))
+
+
+def _wrap_helpers(probe, module):
+    recorder = probe.recorder
+    for name in HARDWARE_HELPERS:
+        func = module.__dict__.get(name)
+        if func is None or not callable(func) or getattr(func, "_flagtrace_helper", False):
+            continue
+
+        def helper(*args, _func=func, _name=name, **kwargs):
+            result = _func(*args, **kwargs)
+            if recorder.depth > 0:
+                probe.trace.hardware("%s()" % _name, result, sys._getframe(1))
+            return result
+
+        functools.update_wrapper(helper, func)
+        for attr in ("cache_clear", "cache_info", "cache_parameters"):
+            if hasattr(func, attr):
+                setattr(helper, attr, getattr(func, attr))
+        helper._flagtrace_helper = True
+        setattr(module, name, helper)
+
+
+def _wrap_envs(probe, module):
+    """``envs.X.set(v)`` writes os.environ; credit it to the code that called ``set``."""
+    field_class = getattr(module, "EnvField", None)
+    if field_class is None or not hasattr(field_class, "set"):
+        return
+    orig = field_class.set
+
+    def set(self, value):
+        import os
+
+        name = getattr(self, "name", None)
+        old = os.environ.get(name) if name else None
+        with probe.quiet():
+            result = orig(self, value)
+        if name:
+            probe.trace.env(name, old, os.environ.get(name), hooks.caller(2),
+                            how="envs.%s.set(%r)" % (name, value))
+        return result
+
+    field_class.set = set

@@ -1,0 +1,1 @@
+"""Hardware simulation and native-module stand-ins (only under ``--gpu``)."""

@@ -1,0 +1,194 @@
+"""Make the target believe it runs on the simulated GPUs (``--gpu``).
+
+What it touches, and nothing else: ``torch.cuda`` queries and ``torch.version`` (patched right
+after torch is imported), ``nvidia-smi`` (a stand-in first on PATH), pynvml queries if the
+target uses them, and native modules that cannot load without a driver (see standins.py).
+Every answer is recorded as a hardware query with the code that asked.
+Standard library only, Python >= 3.9.
+"""
+import json
+import os
+import stat
+import subprocess
+import sys
+
+from . import nvidia_smi
+from .standins import StandIns
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_GIB = 1024 ** 3
+_MIB = 1024 ** 2
+
+
+class _Props:
+    """What torch.cuda.get_device_properties returns, for the fields targets read."""
+
+    def __init__(self, profile):
+        major, minor = profile["compute_capability"]
+        self.name = profile["device_name"]
+        self.major = major
+        self.minor = minor
+        self.total_memory = profile["memory_mib"] * _MIB
+        self.multi_processor_count = profile["sm_count"]
+        self.is_integrated = False
+        self.is_multi_gpu_board = False
+        self.L2_cache_size = profile.get("l2_cache_mib", 50) * _MIB
+        self.max_threads_per_multi_processor = 2048
+        self.warp_size = 64 if profile["vendor"] == "amd" else 32
+        self.gcnArchName = profile.get("gcn_arch", "")
+        self.uuid = "00000000-0000-0000-0000-000000000000"
+
+    def __repr__(self):
+        return "_CudaDeviceProperties(name='%s', major=%d, minor=%d, total_memory=%dMB, " \
+               "multi_processor_count=%d)" % (self.name, self.major, self.minor,
+                                              self.total_memory // _MIB, self.multi_processor_count)
+
+
+class GpuSimulation:
+    def __init__(self, probe, profile):
+        self.probe = probe
+        self.trace = probe.trace
+        self.profile = profile
+        self.count = profile.get("count", 1)
+        self.patched = []
+        self.standins = StandIns(probe, profile)
+
+    def describe(self):
+        p = self.profile
+        cc = "%d.%d" % tuple(p["compute_capability"])
+        return "%s x%d (%s, %d MiB, compute capability %s, %d SMs, driver %s)" % (
+            p["name"], self.count, p["device_name"], p["memory_mib"], cc, p["sm_count"], p["driver_version"])
+
+    def install(self):
+        self._install_nvidia_smi()
+        self.probe.imports.on_import("torch", self._patch_torch)
+        self.probe.imports.on_import("pynvml", self._patch_pynvml)
+        self.standins.install()
+        self._wrap_subprocess()
+        self.trace.simulation = self.summary()
+
+    def summary(self):
+        return {"gpu": self.profile["name"], "count": self.count, "vendor": self.profile["vendor"],
+                "describe": self.describe(), "patched": self.patched,
+                "stand_ins": self.standins.used, "profile": {k: v for k, v in self.profile.items()
+                                                             if k != "aliases"}}
+
+    def _record(self, query, result, depth=2):
+        self.trace.hardware(query, result, sys._getframe(depth))
+        return result
+
+    # -- nvidia-smi ----------------------------------------------------------------
+    def _install_nvidia_smi(self):
+        if self.profile["vendor"] != "nvidia":
+            return
+        workdir = self.probe.request.get("workdir")
+        if not workdir:
+            return
+        bindir = os.path.join(workdir, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        path = os.path.join(bindir, "nvidia-smi")
+        with open(path, "w") as fh:
+            fh.write('#!/bin/sh\nexec "%s" "%s" "$@"\n' % (sys.executable, os.path.join(_HERE, "nvidia_smi.py")))
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        with self.probe.quiet():
+            os.environ["FLAGTRACE_SIM_GPU"] = json.dumps(self.profile)
+            os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+        self.patched.append("nvidia-smi (first on PATH)")
+
+    def _wrap_subprocess(self):
+        sim = self
+        orig_init = subprocess.Popen.__init__
+
+        def __init__(self, args, *a, **kw):
+            argv = [args] if isinstance(args, (str, bytes)) else list(args)
+            first = argv[0] if argv else ""
+            words = first.split() if isinstance(first, str) and kw.get("shell") else [first]
+            if words and os.path.basename(str(words[0])) == "nvidia-smi":
+                full = words + [str(x) for x in argv[1:]] if len(words) == 1 else words
+                _, out = nvidia_smi.answer(sim.profile, [str(x) for x in full[1:]])
+                caller = sys._getframe(1)
+                while caller is not None and caller.f_code.co_filename.startswith(
+                        os.path.dirname(subprocess.__file__)):
+                    caller = caller.f_back
+                sim.trace.hardware(" ".join(str(x) for x in full), out.strip()[:300], caller)
+            return orig_init(self, args, *a, **kw)
+
+        subprocess.Popen.__init__ = __init__
+
+    # -- torch ---------------------------------------------------------------------
+    def _patch_torch(self, torch):
+        p = self.profile
+        sim = self
+        props = _Props(p)
+        capability = tuple(p["compute_capability"])
+        total = p["memory_mib"] * _MIB
+        free = p.get("free_mib", p["memory_mib"] - 512) * _MIB
+        cuda = torch.cuda
+
+        def fake(name, value_fn):
+            def query(*args, **kwargs):
+                return sim._record("torch.cuda.%s()" % name, value_fn(*args, **kwargs))
+
+            query.__name__ = name
+            query.__qualname__ = name
+            query.__module__ = "torch.cuda"
+            setattr(cuda, name, query)
+            sim.patched.append("torch.cuda.%s" % name)
+
+        fake("is_available", lambda *a, **k: True)
+        fake("device_count", lambda *a, **k: self.count)
+        fake("get_device_capability", lambda *a, **k: capability)
+        fake("get_device_name", lambda *a, **k: p["device_name"])
+        fake("get_device_properties", lambda *a, **k: props)
+        fake("mem_get_info", lambda *a, **k: (free, total))
+        fake("current_device", lambda *a, **k: 0)
+        fake("is_bf16_supported", lambda *a, **k: capability >= (8, 0))
+        fake("get_arch_list", lambda *a, **k: ["sm_%d%d" % capability])
+        for name in ("set_device", "synchronize", "empty_cache", "init", "_lazy_init"):
+            if hasattr(cuda, name):
+                fake(name, lambda *a, **k: None)
+        if p["vendor"] == "amd":
+            torch.version.hip = p.get("hip_version", "6.3")
+            torch.version.cuda = None
+            self.patched.append("torch.version.hip = %s, torch.version.cuda = None" % torch.version.hip)
+        elif torch.version.cuda is None:
+            # torch.version.cuda describes the torch build, not the card: only a CPU build of
+            # torch needs one (and torchvision checks that it matches its own).
+            torch.version.cuda = p.get("cuda_version", "12.8")
+            self.patched.append("torch.version.cuda = %s (CPU build of torch)" % torch.version.cuda)
+        self.trace.simulation = self.summary()
+
+    # -- pynvml --------------------------------------------------------------------
+    def _patch_pynvml(self, pynvml):
+        p = self.profile
+        sim = self
+
+        class _Mem:
+            total = p["memory_mib"] * _MIB
+            free = p.get("free_mib", p["memory_mib"] - 512) * _MIB
+            used = total - free
+
+        answers = {
+            "nvmlInit": lambda *a: None, "nvmlInitWithFlags": lambda *a: None, "nvmlShutdown": lambda *a: None,
+            "nvmlDeviceGetCount": lambda *a: self.count,
+            "nvmlDeviceGetHandleByIndex": lambda i: i,
+            "nvmlDeviceGetName": lambda h: p["device_name"],
+            "nvmlDeviceGetMemoryInfo": lambda h: _Mem(),
+            "nvmlSystemGetDriverVersion": lambda *a: p["driver_version"],
+            "nvmlDeviceGetCudaComputeCapability": lambda h: tuple(p["compute_capability"]),
+            "nvmlDeviceGetP2PStatus": lambda *a: 0,
+            "nvmlDeviceGetNvLinkState": lambda *a: 1,
+        }
+        for name, fn in answers.items():
+            def query(*args, _fn=fn, _name=name):
+                return sim._record("pynvml.%s()" % _name, _fn(*args))
+
+            setattr(pynvml, name, query)
+        self.patched.append("pynvml (%d functions)" % len(answers))
+
+
+def setup(probe):
+    profile = probe.request.get("gpu")
+    if not profile:
+        return
+    GpuSimulation(probe, profile).install()

@@ -1,0 +1,156 @@
+"""Stand-ins for native modules that cannot load without a GPU driver.
+
+Used only under simulation, and only where the real import fails or the module is absent:
+the real module is always tried first. Which modules may be stood in for, and any attribute
+values they must carry, is data (standins.json). Every stand-in used is recorded with why.
+Standard library only, Python >= 3.9.
+"""
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import types
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_table():
+    with open(os.path.join(_HERE, "standins.json"), encoding="utf-8") as fh:
+        return json.load(fh)["modules"]
+
+
+class _Stub:
+    """Anything: callable, attribute-rich, usable as a base class, falsy."""
+
+    def __init__(self, name):
+        self.__dict__["_name"] = name
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Stub(self._name + "." + name)
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]  # used as a decorator
+        return _Stub(self._name + "()")
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+    def __bool__(self):
+        return False
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self):
+        return "<flagtrace stand-in %s>" % self._name
+
+
+class StandInModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        value = _Stub(self.__name__ + "." + name)
+        setattr(self, name, value)
+        return value
+
+
+def _fill(module, entry):
+    module.__class__ = StandInModule
+    module.__path__ = []
+    module.__flagtrace_stand_in__ = True
+    for key, value in (entry.get("attrs") or {}).items():
+        setattr(module, key, value)
+
+
+class _StandInLoader(importlib.abc.Loader):
+    def __init__(self, owner, top, reason):
+        self.owner = owner
+        self.top = top
+        self.reason = reason
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        entry = self.owner.table.get(module.__name__) or {}
+        _fill(module, entry)
+        self.owner.note(module.__name__, self.reason)
+
+
+class _TryRealLoader(importlib.abc.Loader):
+    """Runs the real module; if it raises, the module becomes a stand-in instead."""
+
+    def __init__(self, owner, real, top):
+        self.owner = owner
+        self.real = real
+        self.top = top
+
+    def create_module(self, spec):
+        return self.real.create_module(spec)
+
+    def exec_module(self, module):
+        try:
+            self.real.exec_module(module)
+        except Exception as exc:
+            name = module.__name__
+            for sub in [m for m in sys.modules if m.startswith(name + ".")]:
+                sys.modules.pop(sub, None)
+            keep = {k: module.__dict__[k] for k in ("__name__", "__spec__", "__loader__", "__file__")
+                    if k in module.__dict__}
+            module.__dict__.clear()
+            module.__dict__.update(keep)
+            _fill(module, self.owner.table.get(name) or {})
+            reason = "real import failed: %s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:160]
+                                                     if str(exc) else "")
+            self.owner.failed_tops.add(self.top)
+            self.owner.note(name, reason)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+class StandIns(importlib.abc.MetaPathFinder):
+    def __init__(self, probe, profile):
+        self.probe = probe
+        self.table = {k: v for k, v in load_table().items()
+                      if profile.get("vendor") in v.get("vendors", ["nvidia", "amd"])}
+        self.tops = {name.split(".", 1)[0] for name in self.table}
+        self.failed_tops = set()
+        self.used = []
+        self._busy = set()
+
+    def install(self):
+        sys.meta_path.insert(0, self)
+
+    def note(self, name, reason):
+        self.used.append("%s (%s)" % (name, reason))
+        self.probe.trace.simulation = dict(self.probe.trace.simulation or {}, stand_ins=self.used)
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.split(".", 1)[0]
+        if top not in self.tops or name in self._busy:
+            return None
+        parent = sys.modules.get(top)
+        if top in self.failed_tops or (name != top and getattr(parent, "__flagtrace_stand_in__", False)):
+            return importlib.machinery.ModuleSpec(name, _StandInLoader(self, top, "parent stood in"),
+                                                  is_package=True)
+        self._busy.add(name)
+        try:
+            real = importlib.util.find_spec(name)
+        except Exception:
+            real = None
+        finally:
+            self._busy.discard(name)
+        if real is None:
+            if name != top and name not in self.table:
+                return None
+            return importlib.machinery.ModuleSpec(name, _StandInLoader(self, top, "not installed"),
+                                                  is_package=True)
+        if real.loader is not None and name in self.table:
+            real.loader = _TryRealLoader(self, real.loader, top)
+        return real
