@@ -211,7 +211,7 @@ def run(argv, out, err):
             err.write("flagtrace: note: %s\n" % note)
     if analysis.get("error") and (opts.format != "terminal" or opts.output):
         # the report is not on the terminal: say in one line why the exit status is 2
-        err.write("flagtrace: %s\n" % error_line(analysis["error"]))
+        err.write("flagtrace: %s\n" % error_line(analysis["error"], analysis))
     sink = open(opts.output, "w", encoding="utf-8") if opts.output else out
     try:
         return _report(opts, analysis, sink)
@@ -220,14 +220,15 @@ def run(argv, out, err):
             sink.close()
 
 
-def error_line(error):
+def error_line(error, analysis):
     if error.get("kind") == "argparse":
         hints = ["%s: did you mean %s?" % (flag, " or ".join(close))
                  for flag, close in sorted((error.get("suggestions") or {}).items()) if close]
         return "the target's argument parser refused the command line: %s%s" % (
             error["message"], ("; " + "; ".join(hints)) if hints else "")
     site = error.get("site") or {}
-    where = " in %s (%s:%s)" % (site.get("func"), site.get("file"), site.get("line")) if site else ""
+    where = " in %s (%s:%s)" % (site.get("func"), terminal.short_path(site.get("file"), analysis),
+                                site.get("line")) if site else ""
     message = " ".join(str(error.get("message", "")).split())
     return "the target raised %s%s: %s" % (error.get("type"), where, message[:300])
 

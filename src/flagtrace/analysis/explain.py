@@ -125,14 +125,14 @@ class Explainer:
         report = {"seq": write["seq"], "old": write.get("old"), "new": write["new"],
                   "how": write["how"], **at, "stack": write.get("stack", [])}
         report.update(self.explain_line(at["file"], at["line"], write["seq"], write.get("locals", {}),
-                                         write.get("frame")))
+                                         write.get("frame"), stack=write.get("stack", ())))
         report["logs"] = [
             {"level": e["level"], "logger": e["logger"], "message": e["message"], "line": e["at"]["line"]}
             for e in self.logs_by_frame.get(_call_key(write), []) if e["kind"] == "log"
         ] if write.get("frame") is not None else []
         return report
 
-    def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None):
+    def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=()):
         """Conditions leading to ``path:line``, and the provenance of what they read."""
         text = self.sources.get(path)
         if not text or not line:
@@ -160,7 +160,7 @@ class Explainer:
                 if name in locals_ and ("local", name) not in seen:
                     seen.add(("local", name))
                     reads.append({"local": name, "value": {"repr": locals_[name]}})
-        hardware = self._hardware_for(path, func, chain, seq, line)
+        hardware = self._hardware_for(path, func, chain, seq, line, stack)
         return {"conditions": conditions, "reads": reads, "hardware": hardware, "statement": statement}
 
     def _add_read(self, reads, seen, field, seq, via, values_at_raise):
@@ -185,7 +185,20 @@ class Explainer:
         return {"origin": "decided", "set_by": _where(last),
                 "was": last.get("old"), "requested": request["typed"] if request else None}
 
-    def _hardware_for(self, path, func, chain, seq, line):
+    def _caller_lines(self, func, names, stack):
+        """A parameter a test read (``gpu_mem``) was computed by the caller: where."""
+        params = {a.arg for a in func.args.args + func.args.kwonlyargs}
+        wanted = names & params
+        if not wanted or not stack:
+            return set(), None
+        caller = stack[0]
+        text = self.sources.get(caller.get("file"))
+        if not text:
+            return set(), None
+        outer, _ = cond.chain_at(text, caller["line"])
+        return cond.assignment_lines(outer, wanted), caller.get("file")
+
+    def _hardware_for(self, path, func, chain, seq, line, stack=()):
         """Hardware queries the decision read: asked (directly or through calls) from the
         lines of its conditions or from the statement itself, before ``seq``."""
         if func is None:
@@ -198,13 +211,16 @@ class Explainer:
         lines.update(cond.statement_lines(self.sources.get(path, ""), line))
         local_names = {n for c in chain if c.node is not None for n in cond.names_read(c.node)}
         lines.update(cond.assignment_lines(func, local_names))
+        wanted = {(path, n) for n in lines}
+        caller_lines, caller_file = self._caller_lines(func, local_names, stack)
+        wanted.update((caller_file, n) for n in caller_lines)
         out, seen = [], set()
         for event in self.hardware:
             if event["seq"] > seq:
                 continue
             frames = [event.get("at") or {}] + event.get("stack", [])
             for frame in frames:
-                if frame.get("file") == path and frame.get("line") in lines:
+                if (frame.get("file"), frame.get("line")) in wanted:
                     key = (event["query"], event["result"], frame.get("line"))
                     if key not in seen:
                         seen.add(key)

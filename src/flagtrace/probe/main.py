@@ -213,6 +213,8 @@ class Probe:
         main = sys.modules["__main__"]
         for name in [n for n in vars(main) if n not in ("__builtins__", "__name__")]:
             delattr(main, name)
+        # What the interpreter gives every __main__ (a missing __doc__ would find builtins').
+        main.__dict__.update({"__doc__": None, "__annotations__": {}})
         missing = self._missing_target(mode, target)
         if missing:
             self.trace.outcome = {"status": "no_target", "message": missing}
@@ -229,9 +231,13 @@ class Probe:
                 sys.path[0] = os.path.dirname(os.path.realpath(target))
                 with open(target, "rb") as fh:
                     source = fh.read()
-                code = compile(source, target, "exec")
-                main.__dict__.update({"__file__": target, "__cached__": None,
-                                      "__spec__": None, "__loader__": None, "__package__": None})
+                path = os.path.abspath(target)  # as python does for __main__ since 3.9
+                code = compile(source, path, "exec")
+                import importlib.machinery
+
+                main.__dict__.update({"__file__": path, "__cached__": None, "__spec__": None,
+                                      "__loader__": importlib.machinery.SourceFileLoader("__main__", path),
+                                      "__package__": None})
                 exec(code, main.__dict__)
             else:
                 sys.argv = ["-c"] + list(req["args"])
@@ -246,10 +252,33 @@ class Probe:
             raise
         except BaseException as exc:  # the target's own failure: record, then fail as Python would
             self.trace.raised(exc)
-            traceback.print_exception(type(exc), exc, exc.__traceback__)
+            _print_target_exception(exc)
             self.finish(1)
         self.trace.completed()
         self.finish(0)
+
+
+def _print_target_exception(exc):
+    """The traceback python would print: without the probe's own frames (its runner and the
+    wrappers around watched methods)."""
+    try:
+        te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+        seen = set()
+        todo = [te]
+        while todo:
+            item = todo.pop()
+            if item is None or id(item) in seen:
+                continue
+            seen.add(id(item))
+            item.stack = traceback.StackSummary.from_list(
+                [f for f in item.stack if not f.filename.startswith(_PROBE_DIR)])
+            todo += [item.__cause__, item.__context__]
+        sys.stderr.write("".join(te.format()))
+    except Exception:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+
+
+_PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _find_spec(name):

@@ -128,7 +128,10 @@ class StandIns(importlib.abc.MetaPathFinder):
         sys.meta_path.insert(0, self)
 
     def note(self, name, reason):
-        self.used.append("%s (%s)" % (name, reason))
+        entry = "%s (%s)" % (name, reason)
+        if entry in self.used:
+            return
+        self.used.append(entry)
         self.probe.trace.simulation = dict(self.probe.trace.simulation or {}, stand_ins=self.used)
 
     def find_spec(self, name, path=None, target=None):
@@ -149,6 +152,8 @@ class StandIns(importlib.abc.MetaPathFinder):
         if real is None:
             if name != top and name not in self.table:
                 return None
+            # Looking it up already counts: targets test availability with find_spec alone.
+            self.note(name, "not installed")
             return importlib.machinery.ModuleSpec(name, _StandInLoader(self, top, "not installed"),
                                                   is_package=True)
         if real.loader is not None and name in self.table:

@@ -1,0 +1,94 @@
+"""Runs flagtrace against the real SGLang releases that `make sglang-env` installs
+(.envs/sglang/<VERSION>/bin/python), on simulated GPUs. FLAGTRACE_SGLANG=V limits the
+suite to one release."""
+import ast
+import functools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RELEASES = ("0.5.10.post1", "0.5.11", "0.5.12")
+MODELS = os.path.join(ROOT, "models")
+QWEN36 = os.path.join(MODELS, "qwen3.6-27b")
+LLAMA3 = os.path.join(MODELS, "llama-3-8b")
+HEADLINE = ["--model-path", QWEN36, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+            "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+            "--max-mamba-cache-size", "24", "--mem-fraction-static", "0.92", "--context-length", "8192",
+            "--trust-remote-code"]
+
+
+def releases():
+    chosen = os.environ.get("FLAGTRACE_SGLANG")
+    if chosen:
+        return (chosen,)
+    return RELEASES
+
+
+def python_for(version):
+    path = os.path.join(ROOT, ".envs", "sglang", version, "bin", "python")
+    if not os.path.exists(path):
+        pytest.fail("SGLang %s environment missing (%s): run `make sglang-env`" % (version, path))
+    return path
+
+
+def overlay_file(version, relpath="sglang/srt/server_args.py"):
+    return os.path.join(ROOT, ".envs", "sglang", "overlays", version, relpath)
+
+
+class Run:
+    def __init__(self, rc, doc, err, trace):
+        self.rc, self.doc, self.err, self.trace = rc, doc, err, trace
+
+    def field(self, name):
+        for f in self.doc["fields"]:
+            if f["field"] == name:
+                return f
+        raise AssertionError("no field %s" % name)
+
+    def __repr__(self):
+        return "Run(rc=%s, err=%s)" % (self.rc, self.err[-2000:])
+
+
+@functools.lru_cache(maxsize=None)
+def _run(version, args, gpu, env_items, verb="explain", extra=()):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "analysis.json")
+        trace = os.path.join(tmp, "trace.json")
+        argv = [sys.executable, "-m", "flagtrace", verb, "--format", "json", "-o", out,
+                "--save-trace", trace, *extra]
+        if gpu:
+            argv += ["--gpu", gpu]
+        argv += ["--", python_for(version), "-m", "sglang.launch_server", *args]
+        env = dict(os.environ)
+        env.update(dict(env_items))
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+        doc = json.load(open(out)) if os.path.exists(out) and os.path.getsize(out) else None
+        tr = json.load(open(trace)) if os.path.exists(trace) else None
+        return Run(proc.returncode, doc, proc.stderr, tr)
+
+
+def run_sglang(version, args, gpu="B200x7", env=None, extra=()):
+    """flagtrace explain --format json on a real SGLang release; cached per command."""
+    return _run(version, tuple(args), gpu, tuple(sorted((env or {}).items())), "explain", tuple(extra))
+
+
+def line_in(version, func, text, nth=0):
+    """Line of the ``nth`` source line containing ``text`` inside ``def func`` of server_args.py."""
+    path = overlay_file(version)
+    src = open(path, encoding="utf-8").read()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.FunctionDef) and node.name == func:
+            lines = src.splitlines()
+            hits = [i for i in range(node.lineno, node.end_lineno + 1) if text in lines[i - 1]]
+            if len(hits) > nth:
+                return hits[nth]
+    raise AssertionError("%r not found in %s of %s" % (text, func, path))
+
+
+def by_version(version, table):
+    return table[version]
