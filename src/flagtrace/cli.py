@@ -37,6 +37,8 @@ def _common(p):
     p.add_argument("--show-output", action="store_true", help="print the target's own stdout/stderr too")
     p.add_argument("--width", type=int, default=None, help="terminal report width (default: the terminal's)")
     p.add_argument("--no-color", action="store_true")
+    p.add_argument("--details", action="store_true",
+                   help="show conditions and causes for decided fields too (overridden ones always)")
     p.add_argument("--strict", action="store_true", help="exit 1 when an explicit request was overridden")
     p.add_argument("--adapter", default="auto", metavar="NAME",
                    help="auto (default: recognise SGLang), sglang, or generic (--watch/--stop-at only)")
@@ -260,7 +262,7 @@ def _report(opts, analysis, sink):
             doc["expectations"] = [{"field": f, "expected": w, "actual": g, "ok": ok} for f, w, g, ok in results]
         jsonreport.write(doc, sink)
     else:
-        terminal.render(analysis, verb=opts.verb, console=console)
+        terminal.render(analysis, verb=opts.verb, console=console, details=opts.details)
         if results:
             console.print()
             for field, want, got, ok in results:

@@ -43,12 +43,49 @@ _INVERSE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: 
             ast.Gt: ast.LtE, ast.LtE: ast.Gt}
 
 
+class SourceIndex:
+    """One parsed file with the lookups the analysis makes many times: innermost def, class
+    of a def, defs by name, innermost simple statement at a line."""
+
+    def __init__(self, tree, text):
+        self.tree = tree
+        self.lines = text.splitlines()
+        self.functions = []
+        self.classes = {}
+        self.by_name = {}
+        self.statement_at_line = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.append(node)
+                self.by_name.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    self.classes[id(item)] = node
+            if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND):
+                for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                    best = self.statement_at_line.get(line)
+                    if best is None or node.lineno >= best.lineno:
+                        self.statement_at_line[line] = node
+
+    def function_at(self, line):
+        best = None
+        for node in self.functions:
+            if _contains(node, line) and (best is None or node.lineno > best.lineno):
+                best = node
+        return best
+
+
 @functools.lru_cache(maxsize=64)
-def parse_source(text):
+def source_index(text):
     try:
-        return ast.parse(text)
+        return SourceIndex(ast.parse(text), text)
     except (SyntaxError, ValueError):
         return None
+
+
+def parse_source(text):
+    index = source_index(text)
+    return index.tree if index is not None else None
 
 
 def _contains(node, line):
@@ -59,28 +96,51 @@ def _in_block(stmts, line):
     return bool(stmts) and stmts[0].lineno <= line <= (stmts[-1].end_lineno or stmts[-1].lineno)
 
 
-def enclosing_function(tree, line, first_line=None):
-    """Innermost def containing ``line`` (decorated defs start at their first decorator)."""
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _contains(node, line):
-            if best is None or node.lineno > best.lineno:
-                best = node
-    return best
+def enclosing_function(index, line, first_line=None):
+    """Innermost def containing ``line``."""
+    return index.function_at(line)
 
 
-def enclosing_class(tree, func):
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and func in node.body:
-            return node
-    return None
+def enclosing_class(index, func):
+    return index.classes.get(id(func))
 
 
 def _src(text, node):
-    segment = ast.get_source_segment(text, node)
+    """Source text of ``node`` on one line (ast.get_source_segment re-splits the file each call)."""
+    index = source_index(text)
+    segment = None
+    if index is not None and getattr(node, "end_lineno", None) is not None:
+        lines = index.lines[node.lineno - 1: node.end_lineno]
+        if lines:
+            encoded = [line.encode("utf-8") for line in lines]
+            if len(encoded) == 1:
+                encoded[0] = encoded[0][node.col_offset:node.end_col_offset]
+            else:
+                encoded[0] = encoded[0][node.col_offset:]
+                encoded[-1] = encoded[-1][:node.end_col_offset]
+            segment = "\n".join(b.decode("utf-8", "replace") for b in encoded)
     if segment is None:
         segment = ast.unparse(node)
-    return " ".join(segment.split())
+    return " ".join(_strip_comments(segment).replace("\\\n", " ").split())
+
+
+def _strip_comments(segment):
+    """A multi-line statement's comments would swallow the rest once it is joined on one line."""
+    if "#" not in segment or "\n" not in segment:
+        return segment
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return segment
+    lines = segment.split("\n")
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col]
+    return "\n".join(lines)
 
 
 def _exits(stmts):
@@ -91,11 +151,11 @@ def _exits(stmts):
 def chain_at(text, line, first_line=None):
     """(function node, [Condition]) leading to ``line``; ([], None) when unknown. The result is
     cached and shared: callers must not modify it."""
-    tree = parse_source(text)
-    if tree is None:
+    index = source_index(text)
+    if index is None:
         return None, []
-    func = enclosing_function(tree, line, first_line)
-    body = func.body if func is not None else tree.body
+    func = index.function_at(line)
+    body = func.body if func is not None else index.tree.body
     chain = []
     _walk(text, body, line, chain)
     return func, chain
@@ -175,15 +235,8 @@ def _is_elif(text, node):
 
 @functools.lru_cache(maxsize=4096)
 def _statement_node(text, line):
-    tree = parse_source(text)
-    if tree is None:
-        return None
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND) and _contains(node, line):
-            if best is None or node.lineno >= best.lineno:
-                best = node
-    return best
+    index = source_index(text)
+    return index.statement_at_line.get(line) if index is not None else None
 
 
 def statement_lines(text, line):
@@ -252,17 +305,15 @@ def names_read(node):
     return [sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)]
 
 
-def find_method(tree, near_func, name):
+def find_method(index, near_func, name):
     """``def name`` in the class around ``near_func``, else the first one in the module."""
-    klass = enclosing_class(tree, near_func) if near_func is not None else None
+    klass = enclosing_class(index, near_func) if near_func is not None else None
     if klass is not None:
         for node in klass.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
                 return node
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return node
-    return None
+    found = index.by_name.get(name)
+    return found[0] if found else None
 
 
 def assignment_lines(func, names):

@@ -137,7 +137,7 @@ class Explainer:
         text = self.sources.get(path)
         if not text or not line:
             return {"conditions": [], "reads": [], "hardware": []}
-        tree = cond.parse_source(text)
+        tree = cond.source_index(text)
         func, chain = cond.chain_at(text, line)
         statement = cond.statement_at(text, line)
         conditions, reads, seen = [], [], set()
@@ -201,7 +201,7 @@ class Explainer:
     def _hardware_for(self, path, func, chain, seq, line, stack=()):
         """Hardware queries the decision read: asked (directly or through calls) from the
         lines of its conditions or from the statement itself, before ``seq``."""
-        if func is None:
+        if func is None or not self.hardware:  # (the line sets below cost an AST walk per change)
             return []
         lines = set()
         for c in chain:

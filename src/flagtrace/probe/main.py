@@ -38,6 +38,13 @@ class Probe:
 
     # -- setup --------------------------------------------------------------------
     def install(self):
+        if not self.request.get("observe", True):
+            # Simulation only, nothing recorded: the baseline that benchmarks compare against.
+            self.trace.logging_on = False
+            self.trace.env_on = False
+            self._patch_os_exit()
+            self.imports.install()
+            return
         hooks.install_argparse(self.trace)
         hooks.install_logging(self.trace)
         hooks.install_environ(self.trace)

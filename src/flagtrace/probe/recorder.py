@@ -60,10 +60,12 @@ def frame_info(frame, with_source=True):
 
 
 def outer_frames(frame, limit=8):
-    """The call stack from ``frame`` outwards, without the probe's own frames."""
+    """The call stack from ``frame`` outwards, without the probe's own frames (its files, and
+    the ``python -c`` bootstrap that loads it: the outermost frame, in ``<string>``)."""
     out = []
     while frame is not None and len(out) < limit:
-        if not frame.f_code.co_filename.startswith(_PROBE_DIR):
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PROBE_DIR) and not (frame.f_back is None and filename == "<string>"):
             out.append(frame_info(frame, with_source=False))
         frame = frame.f_back
     return out
@@ -79,9 +81,7 @@ def scalar_locals(frame, limit=24):
     for name, value in items:
         if len(out) >= limit:
             break
-        if isinstance(value, (bool, int, float, type(None))) or (
-            isinstance(value, str) and len(value) <= 200
-        ):
+        if _is(value, (bool, int, float, type(None))) or (_is(value, str) and len(value) <= 200):
             out[name] = describe(value, name)["repr"]
     return out
 
@@ -110,18 +110,27 @@ def field_items(obj):
     return out
 
 
+def _is(value, types):
+    """isinstance() for the target's values: it asks ``__class__``, which an object may make
+    raise; the real type cannot."""
+    return issubclass(type(value), types)
+
+
 def _is_config_object(value, root_class):
-    if isinstance(value, type):
-        return False
-    if dataclasses.is_dataclass(value):
-        return True
     klass = type(value)
-    return klass.__module__ == root_class.__module__ and hasattr(value, "__dict__")
+    if issubclass(klass, type):
+        return False
+    if dataclasses.is_dataclass(klass):
+        return True
+    try:
+        return klass.__module__ == root_class.__module__ and hasattr(value, "__dict__")
+    except Exception:
+        return False
 
 
 def _copy_container(value):
     try:
-        return type(value)(value) if not isinstance(value, dict) else dict(value)
+        return type(value)(value) if not _is(value, dict) else dict(value)
     except Exception:
         return _MISSING
 
@@ -201,7 +210,10 @@ class Recorder:
                 d = getattr(self, "__dict__", None)
                 old = d.get(name, _MISSING) if d is not None else getattr(self, name, _MISSING)
                 _orig(self, name, value)
-                recorder.on_write(w, name, old, value, sys._getframe(1), "setattr")
+                try:
+                    recorder.on_write(w, name, old, value, sys._getframe(1), "setattr")
+                except Exception as exc:  # the probe's failure must not become the target's
+                    recorder.failed("recording %s" % name, exc)
 
             __setattr__._flagtrace_wrapped = True
             klass.__setattr__ = __setattr__
@@ -225,6 +237,12 @@ class Recorder:
 
         window._flagtrace_window = True
         return window
+
+    def failed(self, what, exc):
+        """Note (once per kind) that recording failed; the target carries on untouched."""
+        problem = "probe: %s failed: %s: %s" % (what, type(exc).__name__, exc)
+        if len(self.trace.problems) < 50 and problem not in self.trace.problems:
+            self.trace.problems.append(problem[:500])
 
     # -- objects -----------------------------------------------------------------
     def register(self, obj, parent, path):
@@ -256,12 +274,12 @@ class Recorder:
         self.trace.write(w, name, old, new, frame, how, line)
         if self.stack:
             self._refresh_snapshots(w, name, new)
-        if isinstance(new, object) and not isinstance(new, (str, int, float, bool, type(None))):
+        if not _is(new, (str, int, float, bool, type(None))):
             self._adopt_nested(w, name, new)
 
     def _refresh_snapshots(self, w, name, new):
         key = (w.oid, name)
-        copy = _copy_container(new) if isinstance(new, _CONTAINERS) else _MISSING
+        copy = _copy_container(new) if _is(new, _CONTAINERS) else _MISSING
         for entry in self.stack:
             if w.root.oid in entry.roots:
                 entry.snap[key] = (new, copy)
@@ -305,7 +323,7 @@ class Recorder:
         for w in self.objects:
             if w.root.oid in roots:
                 for name, value in field_items(w.obj):
-                    copy = _copy_container(value) if isinstance(value, _CONTAINERS) else _MISSING
+                    copy = _copy_container(value) if _is(value, _CONTAINERS) else _MISSING
                     snap[(w.oid, name)] = (value, copy)
         return snap
 
@@ -321,10 +339,15 @@ class Recorder:
             return None
         if frame.f_code.co_filename.startswith(_PROBE_DIR):
             return None
-        roots = self._roots_in_args(frame)
-        if roots is None:
+        try:
+            roots = self._roots_in_args(frame)
+            if roots is None:
+                return None
+            snap = self._snapshot(roots)
+        except Exception as exc:  # an exception here would unset the tracer inside the target
+            self.failed("snapshot", exc)
             return None
-        self.stack.append(_FrameEntry(frame, roots, self._snapshot(roots)))
+        self.stack.append(_FrameEntry(frame, roots, snap))
         frame.f_trace_lines = self._wants_lines(frame.f_code)
         return self._on_local
 
@@ -333,12 +356,18 @@ class Recorder:
             return self._on_local
         entry = self.stack[-1]
         if event == "line":
-            self._diff(entry, frame, entry.line)
+            self._safe_diff(entry, frame, entry.line)
             entry.line = frame.f_lineno
         elif event == "return":
-            self._diff(entry, frame, entry.line)
+            self._safe_diff(entry, frame, entry.line)
             self.stack.pop()
         return self._on_local
+
+    def _safe_diff(self, entry, frame, line):
+        try:
+            self._diff(entry, frame, line)
+        except Exception as exc:
+            self.failed("diff", exc)
 
     def _diff(self, entry, frame, line):
         snap = entry.snap

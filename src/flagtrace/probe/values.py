@@ -3,6 +3,7 @@
 Runs inside the target interpreter: standard library only, Python >= 3.9.
 """
 import enum
+import functools
 import re
 import reprlib
 
@@ -13,9 +14,10 @@ _SECRET_PART = re.compile(r"(api_?key|secret|password|passwd|credential)")
 _SECRET_END = re.compile(r"(^|_)(key|token)$")
 
 
+@functools.lru_cache(maxsize=4096)  # called for every recorded value; names repeat
 def is_secret_name(name):
     """True for names that hold credentials (``api_key``, ``HF_TOKEN``, ``*_SECRET``)."""
-    if not name:
+    if not name or not isinstance(name, str):
         return False
     bare = name.lstrip("-").replace("-", "_").lower()
     return bool(_SECRET_PART.search(bare) or _SECRET_END.search(bare))
@@ -33,7 +35,18 @@ _repr.maxlevel = 3
 _SIMPLE = (bool, int, float, str, type(None))
 
 
+_PLAIN_REPR = (bool, float, type(None))
+
+
 def safe_repr(value):
+    # Fast path (most recorded values): exactly what reprlib gives, without its dispatch.
+    kind = type(value)
+    if kind in _PLAIN_REPR:
+        return repr(value)
+    if kind is int and -(1 << 100) < value < (1 << 100):
+        return repr(value)
+    if kind is str and len(value) <= 60:
+        return repr(value)
     try:
         if isinstance(value, enum.Enum):
             return "%s.%s" % (type(value).__name__, value.name)
@@ -51,6 +64,8 @@ def plain(value, depth=0):
             return None
         if isinstance(value, float) and value != value:
             return None
+        if isinstance(value, int) and value.bit_length() > 1024:
+            return None  # json.dumps refuses ints past 4300 digits; the repr is enough
         return value
     if depth < 2 and isinstance(value, (list, tuple)) and len(value) <= 64:
         out = [plain(v, depth + 1) for v in value]
@@ -69,12 +84,13 @@ _MIN_SECRET = 6  # shorter values would scrub ordinary words out of the trace
 
 
 def remember_secret(value):
+    # Strings only, and not number-like ones: scrub() works on the JSON text, where "123456"
+    # would also match inside numbers (a seq, a line) and break the document.
     try:
-        text = value if isinstance(value, str) else str(value)
-    except Exception:
-        return
-    if len(text) >= _MIN_SECRET:
-        _SECRET_VALUES.add(text)
+        if isinstance(value, str) and len(value) >= _MIN_SECRET and value.strip("0123456789.+-eE "):
+            _SECRET_VALUES.add(str(value))
+    except Exception:  # isinstance() asks __class__, which a target's object may make raise
+        pass
 
 
 def scrub(text):
@@ -82,7 +98,8 @@ def scrub(text):
     import json
 
     for secret in sorted(_SECRET_VALUES, key=len, reverse=True):
-        for form in {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+        # escaped forms only: a raw quote or backslash could match the document's own syntax
+        for form in {json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
                      json.dumps(repr(secret)[1:-1])[1:-1]}:
             if len(form) >= _MIN_SECRET:
                 text = text.replace(form, REDACTED)
@@ -90,11 +107,23 @@ def scrub(text):
 
 
 def describe(value, name=None):
-    """{'repr': ..., 'value': ..., 'type': ...} for the trace; secrets redacted by name."""
-    if name is not None and is_secret_name(name) and value not in (None, "", False):
+    """{'repr': ..., 'value': ..., 'type': ...} for the trace; secrets redacted by name.
+    Never raises: it runs inside the target's own assignments."""
+    kind = type(value).__name__
+    if name is not None and is_secret_name(name) and not _empty(value):
         remember_secret(value)
-        return {"repr": REDACTED, "value": REDACTED, "type": type(value).__name__}
-    return {"repr": safe_repr(value), "value": plain(value), "type": type(value).__name__}
+        return {"repr": REDACTED, "value": REDACTED, "type": kind}
+    try:
+        simple = plain(value)
+    except Exception:  # a container whose __len__ / __iter__ / __class__ raises
+        simple = None
+    return {"repr": safe_repr(value), "value": simple, "type": kind}
+
+
+def _empty(value):
+    # identity and exact types: ``value in (None, "", False)`` would call the value's __eq__
+    # (an array compares elementwise and refuses to be a bool)
+    return value is None or value is False or (type(value) is str and value == "")
 
 
 def redact_argv(argv):

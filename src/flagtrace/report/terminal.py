@@ -3,6 +3,7 @@ import os
 
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 from rich.text import Text
 
 MAX_DECIDED_DETAIL = 40
@@ -46,9 +47,21 @@ def _origin_text(read):
     return "default"
 
 
+def _stand_ins(entries):
+    """'sgl_kernel (not installed)', 'sgl_kernel.ops (parent stood in)' -> 'sgl_kernel (not installed)'."""
+    out = []
+    for entry in entries:
+        name, _, reason = entry.partition(" (")
+        if "." in name and any(e.startswith(name.split(".")[0] + " (") for e in entries):
+            continue
+        out.append(entry)
+    return ", ".join(out)
+
+
 class TerminalReport:
-    def __init__(self, analysis, console=None, width=100, color=None):
+    def __init__(self, analysis, console=None, width=100, color=None, details=False):
         self.a = analysis
+        self.details = details
         self.c = console or Console(width=width, highlight=False, soft_wrap=False,
                                     color_system="auto" if color is None else ("standard" if color else None),
                                     no_color=(color is False))
@@ -76,7 +89,7 @@ class TerminalReport:
         if sim:
             self.p("  simulated    %s" % escape(sim.get("describe", "")))
             if sim.get("stand_ins"):
-                self.p("  stand-ins    %s" % escape(", ".join(sim["stand_ins"])))
+                self.p("  stand-ins    %s" % escape(_stand_ins(sim["stand_ins"])))
 
     def summary(self):
         s = self.a["summary"]
@@ -149,13 +162,25 @@ class TerminalReport:
         if not items:
             return
         self.p()
-        self.p("[yellow bold]DECIDED[/yellow bold] — not asked for; the program replaced the default")
-        for i, f in enumerate(items):
-            self.field_block(f, detail=i < MAX_DECIDED_DETAIL)
-            if i >= MAX_DECIDED_DETAIL and f["changes"]:
-                last = f["changes"][-1]
-                self.p("    [dim]%s  %s:%s[/dim]" % (escape(last.get("func") or "?"),
-                                                     escape(short_path(last.get("file"), self.a)), last.get("line")))
+        self.p("[yellow bold]DECIDED[/yellow bold] — not asked for; the program replaced the default"
+               + ("" if self.details else "  [dim](flagtrace why FIELD, or --details, for the reasons)[/dim]"))
+        if self.details:
+            for f in items:
+                self.field_block(f)
+            return
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True, overflow="ellipsis", max_width=34)
+        table.add_column(no_wrap=True, overflow="fold", max_width=30)
+        table.add_column(no_wrap=True, overflow="ellipsis", style="dim")
+        for f in items:
+            last = f["changes"][-1] if f["changes"] else {}
+            func = (last.get("func") or "?").rsplit(".", 1)[-1]
+            where = "%s:%s  %s" % (os.path.basename(last.get("file") or "?"), last.get("line"), func)
+            if len(f["changes"]) > 1:
+                where += " (%d changes)" % len(f["changes"])
+            table.add_row(Text("  " + f["field"], style="bold"),
+                          Text("%s → %s" % (_val(f["initial"]), _val(f["final"]))), Text(where))
+        self.c.print(table)
 
     def honoured(self):
         items = [f for f in self.a["fields"] if f["verdict"] == "honoured"]
@@ -223,5 +248,5 @@ class TerminalReport:
             self.p("  note: %s" % escape(f["note"]))
 
 
-def render(analysis, verb="explain", width=100, color=None, console=None):
-    TerminalReport(analysis, console=console, width=width, color=color).render(verb)
+def render(analysis, verb="explain", width=100, color=None, console=None, details=False):
+    TerminalReport(analysis, console=console, width=width, color=color, details=details).render(verb)

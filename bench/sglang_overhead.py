@@ -1,0 +1,79 @@
+"""Overhead of `flagtrace explain` on the SGLang headline case, against the bare method.
+
+The bare method is what an engineer does by hand: a plain `python -c` that calls SGLang's
+`prepare_server_args` on the same argv, under the same hardware simulation (the probe with
+recording switched off). Both include interpreter start-up and SGLang's import. Runs are
+interleaved and the medians compared in this one run (absolute times on this machine are
+noise; the ratio is the result).
+
+    .venv/bin/python bench/sglang_overhead.py [--version 0.5.11] [--runs 3]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "src"))
+
+from flagtrace import gpus  # noqa: E402
+from flagtrace.launch.command import Target  # noqa: E402
+from flagtrace.launch.local import run_probe  # noqa: E402
+
+HEADLINE = ["--model-path", os.path.join(ROOT, "models", "qwen3.6-27b"), "--speculative-algorithm", "EAGLE",
+            "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", "4", "--mamba-scheduler-strategy", "extra_buffer",
+            "--max-mamba-cache-size", "24", "--mem-fraction-static", "0.92", "--context-length", "8192",
+            "--trust-remote-code"]
+BARE = ("import sys\n"
+        "from sglang.srt.server_args import prepare_server_args\n"
+        "args = prepare_server_args(sys.argv[1:])\n"
+        "print(args.mamba_scheduler_strategy, args.max_running_requests)\n")
+
+
+def bare(python, profile):
+    target = Target(command=[python, "-c", "..."], interpreter=python, python_options=[], mode="code",
+                    target=BARE, args=list(HEADLINE))
+    started = time.perf_counter()
+    result = run_probe(target, {"observe": False, "gpu": profile, "setup": ["sim.gpu"]}, timeout=600)
+    seconds = time.perf_counter() - started
+    assert result.trace["outcome"]["status"] == "completed", result.stderr[-2000:]
+    assert b"extra_buffer 48" in result.stdout, result.stdout
+    return seconds
+
+
+def traced(python):
+    argv = [sys.executable, "-m", "flagtrace", "explain", "--gpu", "B200x7", "--format", "json",
+            "-o", os.devnull, "--", python, "-m", "sglang.launch_server", *HEADLINE]
+    started = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, cwd=ROOT)
+    seconds = time.perf_counter() - started
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return seconds
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--version", default=os.environ.get("FLAGTRACE_SGLANG", "0.5.11"))
+    parser.add_argument("--runs", type=int, default=3)
+    opts = parser.parse_args()
+    os.environ["SGLANG_ENABLE_SPEC_V2"] = "1"
+    python = os.path.join(ROOT, ".envs", "sglang", opts.version, "bin", "python")
+    profile = gpus.choose("B200x7")
+    bare(python, profile)  # warm the page cache for both
+    b, t = [], []
+    for i in range(opts.runs):
+        b.append(bare(python, profile))
+        t.append(traced(python))
+        print("run %d: bare %.2fs  flagtrace %.2fs" % (i + 1, b[-1], t[-1]), flush=True)
+    mb, mt = statistics.median(b), statistics.median(t)
+    print("sglang %s headline case, B200x7, %d runs each, interleaved" % (opts.version, opts.runs))
+    print("median bare method (python -c prepare_server_args, same simulation): %.2fs" % mb)
+    print("median flagtrace explain:                                              %.2fs" % mt)
+    print("ratio flagtrace / bare: %.3f" % (mt / mb))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Bad input around SGLang: one clear line, the documented exit code, no traceback."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import LLAMA3, MODELS, ROOT, python_for, releases
+
+TOOL_PYTHON = sys.executable  # the tool's own venv: no SGLang in it
+
+
+def flagtrace(*argv, env=None):
+    full = dict(os.environ)
+    full.update(env or {})
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", *argv], capture_output=True, text=True,
+                          cwd=ROOT, env=full, timeout=600)
+    return proc
+
+
+def one_clear_line(proc):
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("flagtrace: ")]
+    assert lines, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def test_sglang_not_installed_in_target_interpreter():
+    proc = flagtrace("explain", "--gpu", "H100", "--", TOOL_PYTHON, "-m", "sglang.launch_server",
+                     "--model-path", LLAMA3)
+    assert proc.returncode == 3
+    assert "SGLang is not installed for %s" % TOOL_PYTHON in one_clear_line(proc)
+
+
+def test_release_outside_supported_range(tmp_path):
+    dist = tmp_path / "sglang-0.4.6.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.4.6\n")
+    proc = flagtrace("explain", "--", TOOL_PYTHON, "-m", "sglang.launch_server", "--model-path", LLAMA3,
+                     env={"PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 3
+    line = one_clear_line(proc)
+    assert "SGLang 0.4.6 is outside the releases" in line
+    assert "0.5.10.post1, 0.5.11, 0.5.12" in line
+    assert "--adapter generic" in line
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([], "has no --model-path"),
+    (["--model-path", "/nonexistent/model"], "does not exist"),
+    (["--model-path", os.path.join(MODELS)], "has no config.json"),
+])
+def test_model_path_problems(args, expected):
+    proc = flagtrace("explain", "--", TOOL_PYTHON, "-m", "sglang.launch_server", *args)
+    assert proc.returncode == 64
+    assert expected in one_clear_line(proc)
+
+
+def test_model_path_with_malformed_json(tmp_path):
+    (tmp_path / "config.json").write_text('{"architectures": ["LlamaForCausalLM"],')
+    proc = flagtrace("explain", "--", TOOL_PYTHON, "-m", "sglang.launch_server", "--model-path", str(tmp_path))
+    assert proc.returncode == 64
+    assert "is not valid JSON" in one_clear_line(proc)
+
+
+def test_unknown_gpu_lists_known_ones():
+    proc = flagtrace("explain", "--gpu", "B300x8", "--", TOOL_PYTHON, "-m", "sglang.launch_server",
+                     "--model-path", LLAMA3)
+    assert proc.returncode == 64
+    line = one_clear_line(proc)
+    assert "unknown GPU 'B300'" in line and "B200" in line and "MI300X" in line
+
+
+def test_gpu_on_machine_with_real_gpus_warns(monkeypatch, capsys):
+    from flagtrace import cli, gpus
+
+    monkeypatch.setattr(gpus, "real_gpus_present", lambda: True)
+    rc = cli.main(["explain", "--gpu", "H100", "--watch", "serve_config:ServeConfig", "--",
+                   sys.executable, os.path.join(ROOT, "tests", "examples", "serve_config.py")])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "flagtrace: warning: this machine has real GPUs; --gpu H100 replaces them" in err
+
+
+def test_unknown_flag_is_explained_with_closest_flags():
+    version = "0.5.11" if "0.5.11" in releases() else releases()[0]
+    proc = flagtrace("explain", "--format", "json", "--gpu", "H100", "--", python_for(version), "-m",
+                     "sglang.launch_server", "--model-path", LLAMA3, "--page-sise", "64")
+    assert proc.returncode == 2, proc.stderr
+    import json
+
+    error = json.loads(proc.stdout)["error"]
+    assert error["kind"] == "argparse"
+    assert "unrecognized arguments: --page-sise 64" in error["message"]
+    assert "--page-size" in error["suggestions"]["--page-sise"]
