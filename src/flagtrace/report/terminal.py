@@ -47,6 +47,10 @@ def _origin_text(read):
     return "default"
 
 
+def _clip(text, limit):
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _stand_ins(entries):
     """'sgl_kernel (not installed)', 'sgl_kernel.ops (parent stood in)' -> 'sgl_kernel (not installed)'."""
     out = []
@@ -168,19 +172,20 @@ class TerminalReport:
             for f in items:
                 self.field_block(f)
             return
-        table = Table.grid(padding=(0, 2))
-        table.add_column(no_wrap=True, overflow="ellipsis", max_width=34)
-        table.add_column(no_wrap=True, overflow="fold", max_width=30)
-        table.add_column(no_wrap=True, overflow="ellipsis", style="dim")
+        width = min(max(len(f["field"]) for f in items), 32)
         for f in items:
             last = f["changes"][-1] if f["changes"] else {}
             func = (last.get("func") or "?").rsplit(".", 1)[-1]
-            where = "%s:%s  %s" % (os.path.basename(last.get("file") or "?"), last.get("line"), func)
+            where = "%s:%s %s" % (os.path.basename(last.get("file") or "?"), last.get("line"), func)
             if len(f["changes"]) > 1:
                 where += " (%d changes)" % len(f["changes"])
-            table.add_row(Text("  " + f["field"], style="bold"),
-                          Text("%s → %s" % (_val(f["initial"]), _val(f["final"]))), Text(where))
-        self.c.print(table)
+            change = _clip("%s → %s" % (_val(f["initial"]), _val(f["final"])), 40)
+            line = "  %s  %s" % (f["field"].ljust(width), change)
+            if len(line) + 2 + len(where) <= self.c.width:
+                self.p("[bold]%s[/bold]  [dim]%s[/dim]" % (escape(line), escape(where)))
+            else:
+                self.p("[bold]%s[/bold]" % escape(line))
+                self.p("      [dim]%s[/dim]" % escape(where))
 
     def honoured(self):
         items = [f for f in self.a["fields"] if f["verdict"] == "honoured"]
