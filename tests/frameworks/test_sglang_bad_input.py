@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import LLAMA3, MODELS, ROOT, python_for, releases
+from sglang_support import LLAMA3, MODELS, ROOT, python_for, releases
 
 TOOL_PYTHON = sys.executable  # the tool's own venv: no SGLang in it
 

@@ -1,7 +1,7 @@
 """Decisions SGLang makes on its own, checked on the real releases with simulated GPUs."""
 import pytest
 
-from conftest import LLAMA3, QWEN36, line_in, releases, run_sglang
+from sglang_support import LLAMA3, QWEN36, line_in, releases, run_sglang
 
 PAGE_SIZE_TO_1 = {"0.5.11": 2427, "0.5.12": 2542}
 

@@ -1,11 +1,15 @@
 """The headline case on the real releases: the mamba strategy, speculative decoding, B200 x7."""
+import json
 import os
 
+import jsonschema
 import pytest
 
-from conftest import HEADLINE, releases, run_sglang
+from sglang_support import HEADLINE, releases, run_sglang
 
 SERVER_ARGS = os.path.join("sglang", "srt", "server_args.py")
+SCHEMA = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "flagtrace", "schema",
+                                     "trace.schema.json")))
 # Lines read from each release's source by hand (docs/dev/sglang-0.5.10-0.5.12.md), so the
 # tests check flagtrace against an independent reading, not only against itself.
 RAISE_LINE = {"0.5.10.post1": 2206, "0.5.11": 2453, "0.5.12": 2568}
@@ -22,6 +26,7 @@ def test_headline_resolves_and_strategy_is_honoured(version):
     run = run_sglang(version, HEADLINE + ["--mamba-scheduler-strategy", "extra_buffer"],
                      env={"SGLANG_ENABLE_SPEC_V2": "1"})
     assert run.rc == 0, run
+    jsonschema.validate(run.trace, SCHEMA)
     assert run.doc["status"] == "resolved"
     assert run.doc["simulation"]["gpu"] == "B200" and run.doc["simulation"]["count"] == 7
     strategy = run.field("mamba_scheduler_strategy")
@@ -46,6 +51,7 @@ def test_headline_resolves_and_strategy_is_honoured(version):
 def test_radix_cache_error_is_explained(version):
     run = run_sglang(version, HEADLINE)
     assert run.rc == 2, run
+    jsonschema.validate(run.trace, SCHEMA)
     error = run.doc["error"]
     assert error["type"] == "ValueError"
     assert ("Speculative decoding for Qwen3_5ForConditionalGeneration is not compatible with radix "

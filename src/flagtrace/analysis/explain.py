@@ -67,8 +67,29 @@ class Explainer:
         for e in self.events:
             if e["kind"] in ("log", "env") and "frame" in e:
                 self.logs_by_frame.setdefault(_call_key(e), []).append(e)
+        self.logs_by_write = self._attach_logs(writes)
         self.hardware = [e for e in self.events if e["kind"] == "hw"]
         self._provenance_cache = {}
+
+    def _attach_logs(self, writes):
+        """Each log line of a call goes with the change it announces: the first change that the
+        same call makes after it (code warns, then assigns), else the last one before it."""
+        changes_by_call = {}
+        for w in writes:
+            if w["how"] != "init" and "frame" in w and not _same(w.get("old"), w["new"]):
+                changes_by_call.setdefault(_call_key(w), []).append(w)
+        owner = {}
+        for key, logs in self.logs_by_frame.items():
+            changes = changes_by_call.get(key)
+            if not changes:
+                continue
+            for log in logs:
+                if log["kind"] != "log":
+                    continue
+                after = [w for w in changes if w["seq"] > log["seq"]]
+                target = after[0] if after else changes[-1]
+                owner.setdefault(target["seq"], []).append(log)
+        return owner
 
     # -- inputs --------------------------------------------------------------------
     def _primary_object(self):
@@ -128,8 +149,8 @@ class Explainer:
                                          write.get("frame"), stack=write.get("stack", ())))
         report["logs"] = [
             {"level": e["level"], "logger": e["logger"], "message": e["message"], "line": e["at"]["line"]}
-            for e in self.logs_by_frame.get(_call_key(write), []) if e["kind"] == "log"
-        ] if write.get("frame") is not None else []
+            for e in self.logs_by_write.get(write["seq"], [])
+        ]
         return report
 
     def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=()):
@@ -250,7 +271,30 @@ class Explainer:
             report.update(self.explain_line(site["file"], site["line"], self.outcome.get("seq", 10**12),
                                             site.get("locals", {}), values_at_raise=values))
         report["mentions"] = self._mentioned_values(exc["message"])
+        report["hints"] = self._hints(report.get("reads", []) + report["mentions"])
         return report
+
+    def _options(self):
+        options = {}
+        for parse in self.trace.get("parses", []):
+            for action in parse.get("actions", []):
+                if action.get("options"):
+                    options.setdefault(action["dest"], max(action["options"], key=len))
+        return options
+
+    def _hints(self, reads):
+        """Fields the failing check read that the user never set, but could have."""
+        options = self._options()
+        out, seen = [], set()
+        for read in reads:
+            field = read.get("field")
+            if not field or field in seen or read.get("origin") in ("cli", "config") or field not in options:
+                continue
+            seen.add(field)
+            how = "decided by the program" if read.get("origin") == "decided" else "left at its default"
+            out.append({"field": field, "option": options[field],
+                        "text": "%s was %s; you can set it yourself with %s" % (field, how, options[field])})
+        return out
 
     def _mentioned_values(self, message):
         """Fields whose current value appears in the error message, with their provenance."""

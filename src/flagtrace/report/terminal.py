@@ -218,6 +218,8 @@ class TerminalReport:
             if e.get("statement") or site.get("src"):
                 self.p("    [dim]%s[/dim]" % escape(e.get("statement") or site["src"]))
         self.explanation(e, "  ")
+        for i, hint in enumerate(e.get("hints") or []):
+            self.p("  %s %s" % ("hint   " if i == 0 else "       ", escape(hint["text"])))
         mentioned = [m for m in e.get("mentions", [])
                      if not any(r.get("field") == m["field"] for r in e.get("reads", []))]
         for i, m in enumerate(mentioned):

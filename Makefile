@@ -1,0 +1,30 @@
+# make demo  - install everything, then explain the bundled SGLang case on a simulated B200 x7
+# make test  - install everything, then run the whole suite
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_SGLANG ?= 0.5.11
+
+.PHONY: demo test venv sglang-env test-core clean
+
+venv: $(VENV)/.stamp
+$(VENV)/.stamp: requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+sglang-env:
+	bash scripts/sglang_env.sh
+
+demo: venv sglang-env
+	bash scripts/demo.sh $(DEMO_SGLANG)
+
+test: venv sglang-env
+	$(BIN)/python -m pytest -q tests
+
+test-core: venv
+	$(BIN)/python -m pytest -q tests --ignore=tests/frameworks
+
+clean:
+	rm -rf $(VENV) .envs
