@@ -66,6 +66,7 @@ EXPECTED_BACKEND = {
     "H100": ("fa3", "is_hopper_with_cuda_12_3()"),
     "B200": ("trtllm_mha", "is_sm100_supported()"),
     "RTX-PRO-6000": ("flashinfer", "is_flashinfer_available()"),
+    "MI300X": ("aiter", "is_hip()"),  # ROCm: torch.version.hip, rocminfo for the memory
 }
 
 

@@ -12,7 +12,7 @@ import stat
 import subprocess
 import sys
 
-from . import nvidia_smi
+from . import tools
 from .standins import StandIns
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -60,7 +60,7 @@ class GpuSimulation:
             p["name"], self.count, p["device_name"], p["memory_mib"], cc, p["sm_count"], p["driver_version"])
 
     def install(self):
-        self._install_nvidia_smi()
+        self._install_tools()
         self.probe.imports.on_import("torch", self._patch_torch)
         self.probe.imports.on_import("pynvml", self._patch_pynvml)
         self.standins.install()
@@ -78,42 +78,56 @@ class GpuSimulation:
         return result
 
     # -- nvidia-smi ----------------------------------------------------------------
-    def _install_nvidia_smi(self):
-        if self.profile["vendor"] != "nvidia":
-            return
+    def _install_tools(self):
+        """The vendor's command-line tools, first on PATH, answering from the profile."""
+        names = tools.TOOLS.get(self.profile["vendor"], ())
         workdir = self.probe.request.get("workdir")
-        if not workdir:
+        if not names or not workdir:
             return
         bindir = os.path.join(workdir, "bin")
         os.makedirs(bindir, exist_ok=True)
-        path = os.path.join(bindir, "nvidia-smi")
-        with open(path, "w") as fh:
-            fh.write('#!/bin/sh\nexec "%s" "%s" "$@"\n' % (sys.executable, os.path.join(_HERE, "nvidia_smi.py")))
-        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        for name in names:
+            path = os.path.join(bindir, name)
+            with open(path, "w") as fh:
+                fh.write('#!/bin/sh\nexec "%s" "%s" %s "$@"\n' % (sys.executable, os.path.join(_HERE, "tools.py"), name))
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         with self.probe.quiet():
             os.environ["FLAGTRACE_SIM_GPU"] = json.dumps(self.profile)
             os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-        self.patched.append("nvidia-smi (first on PATH)")
+        self.patched.append("%s (first on PATH)" % ", ".join(names))
 
     def _wrap_subprocess(self):
         sim = self
         orig_init = subprocess.Popen.__init__
 
         def __init__(self, args, *a, **kw):
-            argv = [args] if isinstance(args, (str, bytes)) else list(args)
-            first = argv[0] if argv else ""
-            words = first.split() if isinstance(first, str) and kw.get("shell") else [first]
-            if words and os.path.basename(str(words[0])) == "nvidia-smi":
-                full = words + [str(x) for x in argv[1:]] if len(words) == 1 else words
-                _, out = nvidia_smi.answer(sim.profile, [str(x) for x in full[1:]])
-                caller = sys._getframe(1)
-                while caller is not None and caller.f_code.co_filename.startswith(
-                        os.path.dirname(subprocess.__file__)):
-                    caller = caller.f_back
-                sim.trace.hardware(" ".join(str(x) for x in full), out.strip()[:300], caller)
+            sim._record_tool(args, kw.get("shell"))
             return orig_init(self, args, *a, **kw)
 
         subprocess.Popen.__init__ = __init__
+
+    def _record_tool(self, args, shell):
+        """Record a call of a simulated tool (``nvidia-smi ...``, ``rocminfo | grep ...``)."""
+        try:
+            if isinstance(args, (str, bytes)):
+                command = args.decode() if isinstance(args, bytes) else args
+                words = command.split() if shell else [command]
+            else:
+                words = [str(x) for x in args]
+                command = " ".join(words)
+            if len(words) == 1 and shell:
+                words = command.split()
+            tool = os.path.basename(words[0]) if words else ""
+            if tool not in tools.TOOLS.get(self.profile["vendor"], ()):
+                return
+            _, out = tools.answer(tool, self.profile, words[1:])
+            caller = sys._getframe(2)
+            while caller is not None and caller.f_code.co_filename.startswith(
+                    os.path.dirname(subprocess.__file__)):
+                caller = caller.f_back
+            self.trace.hardware(command, out.strip()[:300], caller)
+        except Exception:
+            pass
 
     # -- torch ---------------------------------------------------------------------
     def _patch_torch(self, torch):

@@ -1,7 +1,8 @@
-"""A stand-in ``nvidia-smi`` that answers as the simulated GPUs would.
+"""Stand-ins for the GPU command-line tools (``nvidia-smi``; ``rocminfo``, ``rocm-smi`` for AMD)
+that answer as the simulated GPUs would.
 
-Run as a script (``nvidia_smi.py ARGS``, profile JSON in $FLAGTRACE_SIM_GPU) from the fake
-``nvidia-smi`` put on PATH, and imported by the simulator to record what it answered.
+Run as a script (``tools.py TOOL ARGS``, profile JSON in $FLAGTRACE_SIM_GPU) from the fake tools
+put first on PATH, and imported by the simulator to record what they answered.
 Standard library only, Python >= 3.9.
 """
 import json
@@ -25,7 +26,49 @@ def _field(profile, index, name):
     return values.get(name, "[N/A]")
 
 
-def answer(profile, argv):
+def rocminfo(profile, argv):
+    """The agent blocks of ``rocminfo`` that tools grep for (name, gfx arch, VRAM pool size)."""
+    blocks = []
+    for i in range(profile.get("count", 1)):
+        arch = profile.get("gcn_arch", "gfx942").split(":")[0]
+        blocks.append("\n".join([
+            "*******", "Agent %d" % (i + 2), "*******",
+            "  Name:                    %s" % arch,
+            "  Marketing Name:          %s" % profile["device_name"],
+            "  Vendor Name:             AMD",
+            "  Device Type:             GPU",
+            "  Compute Unit:            %d" % profile["sm_count"],
+            "  Pool Info:",
+            "    Pool 1",
+            "      Segment:                 GLOBAL; FLAGS: COARSE GRAINED",
+            "      Size:                    %d(0x%x) KB" % (profile["memory_mib"] * 1024, profile["memory_mib"] * 1024),
+            "      Allocatable:             TRUE",
+        ]))
+    return 0, "ROCk module is loaded\n" + "\n".join(blocks) + "\n"
+
+
+def rocm_smi(profile, argv):
+    rows = []
+    for i in range(profile.get("count", 1)):
+        total = profile["memory_mib"] * 1024 * 1024
+        rows.append("GPU[%d]\t\t: VRAM Total Memory (B): %d" % (i, total))
+        rows.append("GPU[%d]\t\t: Card Series: \t\t%s" % (i, profile["device_name"]))
+    return 0, "\n".join(rows) + "\n"
+
+
+TOOLS = {"nvidia": ("nvidia-smi",), "amd": ("rocminfo", "rocm-smi")}
+
+
+def answer(tool, profile, argv):
+    """(exit status, stdout) for ``TOOL argv``."""
+    if tool == "rocminfo":
+        return rocminfo(profile, argv)
+    if tool == "rocm-smi":
+        return rocm_smi(profile, argv)
+    return nvidia_smi(profile, argv)
+
+
+def nvidia_smi(profile, argv):
     """(exit status, stdout) for ``nvidia-smi argv``."""
     count = profile.get("count", 1)
     query = next((a.split("=", 1)[1] for a in argv if a.startswith("--query-gpu=")), None)
@@ -61,6 +104,6 @@ def answer(profile, argv):
 
 
 if __name__ == "__main__":
-    status, out = answer(json.loads(os.environ["FLAGTRACE_SIM_GPU"]), sys.argv[1:])
+    status, out = answer(sys.argv[1], json.loads(os.environ["FLAGTRACE_SIM_GPU"]), sys.argv[2:])
     sys.stdout.write(out)
     sys.exit(status)
