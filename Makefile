@@ -4,6 +4,8 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 DEMO_SGLANG ?= 0.5.11
+# The SGLang releases the adapter supports and the suite tests (env/sglang/<VERSION>.txt each).
+SGLANG_VERSIONS ?= 0.5.10.post1 0.5.11 0.5.12
 
 .PHONY: demo test venv sglang-env test-core clean
 
@@ -15,7 +17,7 @@ $(VENV)/.stamp: requirements-dev.txt pyproject.toml
 	touch $@
 
 sglang-env:
-	bash scripts/sglang_env.sh
+	bash scripts/sglang_env.sh $(SGLANG_VERSIONS)
 
 demo: venv sglang-env
 	bash scripts/demo.sh $(DEMO_SGLANG)

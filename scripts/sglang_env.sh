@@ -52,6 +52,9 @@ fi
 for v in "$@"; do [ -f "$PINS/$v.txt" ] || die "unknown version '$v': no $PINS/$v.txt"; done
 
 mkdir -p "$ROOT/overlays" "$LOGS"
+CLEANUP=()
+cleanup() { [ ${#CLEANUP[@]} -eq 0 ] || rm -rf "${CLEANUP[@]}"; }
+trap cleanup EXIT
 if command -v flock >/dev/null 2>&1; then
     exec 9>"$ROOT/.lock"
     flock 9
@@ -125,14 +128,14 @@ EOF
 build_overlay() {
     local v=$1 pinfile="$PINS/$1.txt" dest="$ROOT/overlays/$1" tmp dl req dirs
     tmp="$ROOT/overlays/.$v.build"
-    rm -rf "$tmp"; mkdir -p "$tmp"
+    rm -rf "$tmp"; mkdir -p "$tmp"; CLEANUP+=("$tmp")
     say "overlay $v: pip install --no-deps --target (env/sglang/$v.txt)"
     run_logged "$LOGS/overlay-$v-pip.log" "$VENV/bin/python" -m pip install --no-deps --only-binary=:all: \
         --target "$tmp" -r "$pinfile"
     # "#@extract <requirement> <dir>...": unpack pure-Python packages from a wheel we do not install.
     while read -r _ req dirs; do
         [ -n "$req" ] || continue
-        dl=$(mktemp -d "$ROOT/.dl.XXXXXX")
+        dl=$(mktemp -d "$ROOT/.dl.XXXXXX"); CLEANUP+=("$dl")
         say "overlay $v: extracting '$dirs' from $req"
         run_logged "$LOGS/overlay-$v-download.log" "$VENV/bin/python" -m pip download --no-deps \
             --only-binary=:all: -d "$dl" "$req"
