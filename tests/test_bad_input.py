@@ -1,0 +1,213 @@
+"""Bad input: one clear ``flagtrace: `` line on stderr, the documented exit code, no traceback,
+no process and no temporary directory left behind."""
+import json
+import os
+import time
+
+import pytest
+
+from ft_support import flat, PY, example, field, is_alive, run_cli, run_sub
+from flagtrace.exitcodes import ExitCode
+
+W_SERVE = "serve_config:ServeConfig"
+
+
+def assert_clear_error(r, code, *phrases, lines=1):
+    assert r.rc == code, r
+    assert r.err.startswith("flagtrace: "), r
+    assert "Traceback" not in r.err, r
+    if lines is not None:
+        assert len(r.err.splitlines()) == lines, r
+    first = r.err.splitlines()[0]
+    for phrase in phrases:
+        assert phrase in first, (phrase, first)
+
+
+CASES = {
+    "nothing after --": (["explain", "--watch", W_SERVE, "--"], ExitCode.USAGE, ["nothing to trace"]),
+    "no -- at all": (["explain", "--watch", W_SERVE], ExitCode.USAGE, ["nothing to trace"]),
+    "no verb option": (["explain", "--format", "xml", "--", PY, "x.py"], ExitCode.USAGE, ["--format"]),
+    "interpreter not found": (["explain", "--watch", W_SERVE, "--", "python9.99", example("serve_config.py")],
+                              ExitCode.CANNOT_RUN, ["interpreter not found: python9.99"]),
+    "interpreter path not found": (["explain", "--watch", W_SERVE, "--", "/no/such/bin/python3", "x.py"],
+                                   ExitCode.CANNOT_RUN, ["interpreter not found"]),
+    "script not found": (["explain", "--watch", W_SERVE, "--", PY, "tests/examples/no_such_script.py"],
+                         ExitCode.CANNOT_RUN, ["script not found: tests/examples/no_such_script.py"]),
+    "module not found": (["explain", "--watch", W_SERVE, "--", PY, "-m", "no_such_mod"],
+                         ExitCode.CANNOT_RUN, ["No module named no_such_mod"]),
+    "not a python program": (["explain", "--watch", W_SERVE, "--", "ls", "-l"],
+                             ExitCode.CANNOT_RUN, ["ls is not a Python program"]),
+    "interactive interpreter": (["explain", "--watch", W_SERVE, "--", PY], ExitCode.USAGE,
+                                ["an interactive interpreter cannot be traced"]),
+    "program on stdin": (["explain", "--watch", W_SERVE, "--", PY, "-"], ExitCode.USAGE, ["stdin"]),
+    "no --watch": (["explain", "--", PY, example("serve_config.py")], ExitCode.USAGE, ["give --watch"]),
+    "malformed --watch": (["explain", "--watch", "ServeConfig", "--", PY, example("serve_config.py")],
+                          ExitCode.USAGE, ["expected MODULE:NAME, got 'ServeConfig'"]),
+    "watch: module missing": (["explain", "--watch", "no_such_module:Config", "--", PY,
+                               example("serve_config.py")],
+                              ExitCode.CANNOT_RUN, ["watch: no module named no_such_module"]),
+    "watch: dotted module missing": (["explain", "--watch", "no_such_pkg.sub:Config", "--", PY,
+                                      example("serve_config.py")],
+                                     ExitCode.CANNOT_RUN, ["no module named no_such_pkg.sub"]),
+    "watch: class missing in script": (["explain", "--watch", "serve_config:NoSuchConfig", "--", PY,
+                                        example("serve_config.py")],
+                                       ExitCode.CANNOT_RUN, ["watch:", "defines no NoSuchConfig"]),
+    "watch: class missing in module": (["explain", "--watch", "json:NoSuchConfig", "--", PY,
+                                        example("serve_config.py")],
+                                       ExitCode.CANNOT_RUN, ["watch: json has no class NoSuchConfig"]),
+    "watch: not a class": (["explain", "--watch", "serve_config:start", "--", PY, example("serve_config.py")],
+                           ExitCode.CANNOT_RUN, ["serve_config:start is not a class"]),
+    "stop-at: function missing": (["explain", "--watch", W_SERVE, "--stop-at", "serve_config:no_such_func",
+                                   "--", PY, example("serve_config.py")],
+                                  ExitCode.CANNOT_RUN, ["stop-at:", "defines no no_such_func"]),
+    "stop-at: module missing": (["explain", "--watch", W_SERVE, "--stop-at", "no_such_module:start",
+                                 "--", PY, example("serve_config.py")],
+                                ExitCode.CANNOT_RUN, ["stop-at: no module named no_such_module"]),
+    "from: missing file": (["explain", "--from", "no/such/trace.json"], ExitCode.USAGE,
+                           ["trace file not found: no/such/trace.json"]),
+    "from and a command": (["explain", "--from", "x.json", "--", PY, "x.py"], ExitCode.USAGE,
+                           ["either --from TRACE or a command"]),
+    "check: bad expect": (["check", "--expect", "page_size", "--watch", W_SERVE, "--stop-at", "serve_config:start",
+                           "--", PY, example("serve_config.py")], ExitCode.USAGE, ["FIELD=VALUE"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input(name, no_leftovers):
+    argv, code, phrases = CASES[name]
+    assert_clear_error(run_cli(argv), code, *phrases)
+
+
+@pytest.mark.parametrize("name", ["interpreter not found", "module not found", "watch: module missing"])
+def test_bad_input_as_a_process(name, private_tmp):
+    argv, code, phrases = CASES[name]
+    r = run_sub(argv)
+    assert_clear_error(r, code, *phrases)
+    assert os.listdir(private_tmp) == []
+
+
+def test_no_verb_prints_help():
+    r = run_cli([])
+    assert r.rc == ExitCode.USAGE and "explain" in r.out
+
+
+# -- the target misbehaves ---------------------------------------------------------------
+def test_stop_point_never_reached_still_reports(no_leftovers):
+    argv = ["--watch", "plain_class:Settings", "--stop-at", "plain_class:serve", "--", PY,
+            example("plain_class.py"), "--retries", "3"]
+    r = run_cli(["explain", "--no-color"] + argv)
+    assert r.rc == ExitCode.OK, r
+    assert "note: the stop point (plain_class:serve) was never reached; what ran before is reported" in r.out
+    assert "mode 'auto' → 'remote'" in flat(r.out)
+    j = run_cli(["explain", "--format", "json"] + argv)
+    assert j.rc == ExitCode.OK
+    assert j.err == "flagtrace: note: the stop point (plain_class:serve) was never reached; what ran before " \
+                    "is reported\n"
+    doc = j.doc
+    assert doc["stop"] is None and doc["status"] == "resolved"
+    assert field(doc, "mode")["final"]["value"] == "remote"
+    assert field(doc, "retries")["verdict"] == "honoured"
+    assert not is_alive(doc["target"]["pid"])
+
+
+def test_target_exits_before_resolution_shows_its_stderr(no_leftovers):
+    r = run_cli(["explain", "--watch", "early_exit:Config", "--", PY, example("early_exit.py")])
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "the target exited with status 5 before resolution started",
+                       lines=None)
+    assert "early_exit: fatal: no accelerator found (CUDA_VISIBLE_DEVICES is empty)" in r.err
+    assert "loading plugins" in r.err
+    assert r.out == ""
+
+
+def test_target_that_hangs_is_killed_with_its_children(no_leftovers, tmp_path):
+    pidfile = str(tmp_path / "pids")
+    started = time.monotonic()
+    r = run_cli(["explain", "--timeout", "2", "--watch", "hang:HangConfig", "--", PY, example("hang.py"), pidfile])
+    elapsed = time.monotonic() - started
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "did not finish within 2s", lines=None)
+    assert elapsed < 15
+    with open(pidfile) as fh:
+        pids = [int(x) for x in fh.read().split()]
+    assert len(pids) == 3  # the target, a child in its group, a child in a session of its own
+    deadline = time.monotonic() + 5
+    while any(is_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p for p in pids if is_alive(p)] == []
+
+
+def test_binary_garbage_on_stdout(no_leftovers):
+    argv = ["--watch", "garbage:BlobConfig", "--", PY, example("garbage.py")]
+    r = run_cli(["explain", "--format", "json"] + argv)
+    assert r.rc == ExitCode.OK, r
+    doc = json.loads(r.out)
+    assert field(doc, "codec")["final"]["value"] == "raw"
+    assert field(doc, "codec")["changes"][0]["func"] == "BlobConfig.__post_init__"
+    assert not is_alive(doc["target"]["pid"])
+    t = run_cli(["explain", "--no-color"] + argv)
+    assert t.rc == ExitCode.OK and "\x1b" not in t.out and "\x00" not in t.out
+    assert "codec 'auto' → 'raw'" in flat(t.out)
+    shown = run_cli(["explain", "--format", "json", "--show-output"] + argv)
+    assert shown.rc == ExitCode.OK and json.loads(shown.out) == doc | {"target": shown.doc["target"]}
+    assert "\ufffd" in shown.err  # the garbage was shown, decoded with replacement characters
+
+
+def test_binary_garbage_as_a_process(private_tmp):
+    r = run_sub(["explain", "--format", "json", "--show-output", "--watch", "garbage:BlobConfig",
+                 "--", PY, example("garbage.py")])
+    assert r.rc == ExitCode.OK, r
+    assert field(json.loads(r.out), "codec")["final"]["value"] == "raw"
+    assert "Traceback" not in r.err
+
+
+def test_argparse_error_in_target_suggests_closest_flag(no_leftovers):
+    argv = ["--watch", W_SERVE, "--", PY, example("serve_config.py"), "--page-sise", "32"]
+    r = run_cli(["explain", "--no-color"] + argv)
+    assert r.rc == ExitCode.TARGET_RAISED, r
+    assert "the argument parser refused the command line" in r.out
+    assert "unrecognized arguments: --page-sise 32" in r.out
+    assert "--page-sise: did you mean --page-size?" in r.out
+    assert "no instance of" not in r.out
+    j = run_cli(["explain", "--format", "json"] + argv)
+    assert_clear_error(j, ExitCode.TARGET_RAISED, "argument parser refused", "--page-sise",
+                       "did you mean --page-size?")
+    e = j.doc["error"]
+    assert e["kind"] == "argparse" and e["suggestions"] == {"--page-sise": ["--page-size"]}
+    assert e["prog"] == "serve_config"
+
+
+def test_target_raised_says_so_on_stderr_with_json(no_leftovers):
+    r = run_cli(["explain", "--format", "json", "--watch", W_SERVE, "--", PY, example("serve_config.py"),
+                 "--speculative-algorithm", "EAGLE"])
+    assert_clear_error(r, ExitCode.TARGET_RAISED, "the target raised ValueError in ServeConfig._validate",
+                       "no_buffer")
+
+
+# -- --from with something that is not a trace ------------------------------------------------
+def _from(tmp_path, content):
+    path = tmp_path / "trace.json"
+    path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+    return run_cli(["explain", "--from", str(path)]), str(path)
+
+
+def test_from_file_that_is_not_json(tmp_path):
+    r, path = _from(tmp_path, b"\x89PNG\r\n\x1a\n\x00\x00 not json at all")
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "%s is not a flagtrace trace (not JSON)" % path)
+    r, path = _from(tmp_path, b"{\"schema\": \"flagtrace/trace@1\", ")
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "not JSON")
+
+
+@pytest.mark.parametrize("content", [[1, 2, 3], {"hello": "world"}, "just a string", {"schema": 7}])
+def test_from_json_that_is_not_a_trace(tmp_path, content):
+    r, path = _from(tmp_path, content)
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "is not a flagtrace trace")
+
+
+def test_from_trace_of_a_newer_schema(tmp_path):
+    r, path = _from(tmp_path, {"schema": "flagtrace/trace@2", "target": {}, "outcome": {}, "objects": [],
+                               "events": []})
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "has schema flagtrace/trace@2", "this flagtrace reads flagtrace/trace@1")
+
+
+def test_from_damaged_trace(tmp_path):
+    r, path = _from(tmp_path, {"schema": "flagtrace/trace@1", "target": {}})
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "damaged flagtrace trace", "outcome")
