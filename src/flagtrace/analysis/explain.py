@@ -40,6 +40,13 @@ def _call_key(event):
     return event.get("frame"), at.get("file"), at.get("func")
 
 
+FULL_HEAD, FULL_TAIL = 30, 10  # a field changed more often: explain the first and last ones
+
+
+def _explain_fully(index, total):
+    return total <= FULL_HEAD + FULL_TAIL or index < FULL_HEAD or index >= total - FULL_TAIL
+
+
 def _same(a, b):
     if a is None or b is None:
         return a is b
@@ -133,13 +140,19 @@ class Explainer:
         report = {
             "field": field, "verdict": verdict, "origin": origin,
             "initial": start, "final": final,
-            "changes": [self.change_report(w) for w in changes],
+            "changes": [self.change_report(w) if _explain_fully(i, len(changes)) else self.brief_change(w)
+                        for i, w in enumerate(changes)],
         }
         if request is not None:
             report["requested"] = {"option": request["option"], "typed": request["typed"]}
         if changes and _same(start, final):
             report["note"] = "changed and changed back"
         return report
+
+    def brief_change(self, write):
+        """A change in the middle of a long run of changes: what and where, not why."""
+        return {"seq": write["seq"], "old": write.get("old"), "new": write["new"], "how": write["how"],
+                **_where(write), "brief": True}
 
     def change_report(self, write):
         at = _where(write)

@@ -15,6 +15,7 @@ from .values import describe, redact_argv, redact_env, safe_repr, scrub
 SCHEMA = "flagtrace/trace@1"
 _MAX_EVENTS = 200000
 _MAX_LOGS = 5000
+_FULL_PER_SITE = 20  # writes per code line recorded with stack, locals and source
 _MAX_SOURCE = 4 * 1024 * 1024
 _PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -33,6 +34,7 @@ class TraceBuilder:
         self.files = set()
         self.logging_on = True
         self.env_on = True
+        self._sites = {}
         self.recorder = None
         self.written = False
         self._logs = 0
@@ -71,7 +73,14 @@ class TraceBuilder:
                  "how": how, "new": describe(new, name)}
         if old is not _MISSING:
             event["old"] = describe(old, name)
-        if frame is not None:
+        if frame is not None and how != "init" and self._seen_site(frame, line) > _FULL_PER_SITE:
+            # A loop writing from one line: the first writes carry the full context, the
+            # rest only where they came from (the history stays complete, the cost small).
+            code = frame.f_code
+            event["at"] = {"func": getattr(code, "co_qualname", code.co_name), "file": code.co_filename,
+                           "line": line or frame.f_lineno}
+            event["frame"] = id(frame)
+        elif frame is not None:
             info = frame_info(frame)
             if line is not None and line != info["line"]:
                 info["line"] = line
@@ -84,6 +93,12 @@ class TraceBuilder:
                 event["locals"] = scalar_locals(frame)
                 self.files.add(info["file"])
         self._add(event)
+
+    def _seen_site(self, frame, line):
+        key = (frame.f_code, line or frame.f_lineno)
+        count = self._sites.get(key, 0) + 1
+        self._sites[key] = count
+        return count
 
     # -- hooks callbacks ----------------------------------------------------------
     def parsed(self, parser, args, namespace, explicit, actions, frame):

@@ -47,6 +47,17 @@ def _origin_text(read):
     return "default"
 
 
+def _with_skips(changes):
+    """(change, number of brief changes skipped just before it) for the fully explained ones."""
+    skipped = 0
+    for ch in changes:
+        if ch.get("brief"):
+            skipped += 1
+            continue
+        yield ch, skipped
+        skipped = 0
+
+
 def _clip(text, limit):
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -149,7 +160,10 @@ class TerminalReport:
         self.p("  [bold]%s[/bold]  %s → %s%s" % (escape(f["field"]), escape(_val(f["initial"])),
                                                 escape(_val(f["final"])), asked))
         if detail:
-            for ch in f["changes"]:
+            for ch, skipped in _with_skips(f["changes"]):
+                if skipped:
+                    self.p("    [dim]… %d more changes (flagtrace why %s --format json lists them)[/dim]"
+                           % (skipped, escape(f["field"])))
                 self.change(ch)
 
     def overridden(self):
@@ -249,6 +263,13 @@ class TerminalReport:
         if not f["changes"]:
             self.p("  never changed after construction")
         for i, ch in enumerate(f["changes"], 1):
+            if ch.get("brief"):
+                if not f["changes"][i - 2].get("brief"):
+                    count = sum(1 for c in f["changes"] if c.get("brief"))
+                    self.p("  … %d more changes (in --format json), e.g. %s → %s at %s:%s" % (
+                        count, escape(_val(ch.get("old"))), escape(_val(ch["new"])),
+                        escape(short_path(ch.get("file"), self.a)), ch.get("line")))
+                continue
             self.p("  %d." % i)
             self.change(ch, indent="    ")
         if f.get("note"):
