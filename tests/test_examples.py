@@ -262,7 +262,7 @@ def test_error_terminal_report_points_at_the_decision():
 # -- (vi) os.environ writes ----------------------------------------------------------------
 def test_environ_write_recorded(hybrid_run):
     env = hybrid_run.doc["env"]
-    assert env == [{"key": "SERVE_CACHE_STRATEGY", "old": None, "new": "'no_buffer'",
+    assert env == [{"key": "SERVE_CACHE_STRATEGY", "old": None, "new": "'no_buffer'", "how": None,
                     "func": "ServeConfig.__post_init__", "file": os.path.abspath(example(SERVE)),
                     "line": line_of(SERVE, 'os.environ["SERVE_CACHE_STRATEGY"]'),
                     "src": 'os.environ["SERVE_CACHE_STRATEGY"] = self.cache_strategy  # (vi) sets os.environ'}]

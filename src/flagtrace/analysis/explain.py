@@ -91,8 +91,6 @@ class Explainer:
             if not changes:
                 continue
             for log in logs:
-                if log["kind"] != "log":
-                    continue
                 after = [w for w in changes if w["seq"] > log["seq"]]
                 target = after[0] if after else changes[-1]
                 owner.setdefault(target["seq"], []).append(log)
@@ -160,10 +158,13 @@ class Explainer:
                   "how": write["how"], **at, "stack": write.get("stack", [])}
         report.update(self.explain_line(at["file"], at["line"], write["seq"], write.get("locals", {}),
                                          write.get("frame"), stack=write.get("stack", ())))
+        attached = self.logs_by_write.get(write["seq"], [])
         report["logs"] = [
             {"level": e["level"], "logger": e["logger"], "message": e["message"], "line": e["at"]["line"]}
-            for e in self.logs_by_write.get(write["seq"], [])
+            for e in attached if e["kind"] == "log"
         ]
+        report["env"] = [{"key": e["key"], "old": e["old"], "new": e["new"], "line": e["at"]["line"]}
+                         for e in attached if e["kind"] == "env"]
         return report
 
     def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=()):
@@ -365,8 +366,8 @@ class Explainer:
             "summary": {**counts, "fields": len(fields)},
             "fields": fields,
             "error": error,
-            "env": [{"key": e["key"], "old": e["old"], "new": e["new"], **_where(e)}
-                    for e in self.events if e["kind"] == "env"],
+            "env": [{"key": e["key"], "old": e["old"], "new": e["new"], "how": e.get("how"), **_where(e)}
+                    for e in self.events if e["kind"] == "env" and e["old"] != e["new"]],
             "logs": [{"level": e["level"], "logger": e["logger"], "message": e["message"], **_where(e)}
                      for e in self.events if e["kind"] == "log" and e["level"] in ("WARNING", "ERROR", "CRITICAL")],
             "notes": notes,

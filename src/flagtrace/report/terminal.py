@@ -151,6 +151,9 @@ class TerminalReport:
             label = "asked  " if i == 0 else "       "
             self.p("%s%s %s → %s  [dim](line %s)[/dim]" % (indent, label, escape(h["query"]), escape(h["result"]),
                                                           h.get("line")))
+        for env in item.get("env") or []:
+            self.p("%senv     %s=%s  [dim](was %s)[/dim]" % (indent, escape(env["key"]), escape(str(env["new"])),
+                                                         escape(str(env["old"]))))
         for log in item.get("logs") or []:
             self.p("%slogged  %s %s" % (indent, log["level"], escape(log["message"][:300])))
 
@@ -241,6 +244,18 @@ class TerminalReport:
             self.p("  %s %s = %s  [dim]← %s[/dim]" % (label, escape(m["field"]), escape(_val(m["value"])),
                                                        escape(_origin_text(m))))
 
+    def environment(self):
+        items = self.a.get("env") or []
+        if not items:
+            return
+        self.p()
+        self.p("[bold]ENVIRONMENT[/bold] — written by the program while it resolved")
+        for e in items:
+            where = "%s:%s %s" % (os.path.basename(e.get("file") or "?"), e.get("line"),
+                                  (e.get("func") or "?").rsplit(".", 1)[-1])
+            self.p("  %s=%s  [dim](was %s)  %s[/dim]" % (escape(e["key"]), escape(str(e["new"])),
+                                                       escape(str(e["old"])), escape(where)))
+
     def render(self, verb="explain"):
         self.header(verb)
         self.summary()
@@ -248,6 +263,7 @@ class TerminalReport:
         self.overridden()
         self.decided()
         self.honoured()
+        self.environment()
 
     def render_field(self, f):
         self.header("why")
