@@ -79,8 +79,8 @@ class Explainer:
         self._provenance_cache = {}
 
     def _attach_logs(self, writes):
-        """Each log line of a call goes with the change it announces: the first change that the
-        same call makes after it (code warns, then assigns), else the last one before it."""
+        """Each log line of a call goes with the change it announces: the change of the same call
+        nearest to it in time (code warns then assigns, or assigns then reports)."""
         changes_by_call = {}
         for w in writes:
             if w["how"] != "init" and "frame" in w and not _same(w.get("old"), w["new"]):
@@ -91,8 +91,8 @@ class Explainer:
             if not changes:
                 continue
             for log in logs:
-                after = [w for w in changes if w["seq"] > log["seq"]]
-                target = after[0] if after else changes[-1]
+                # the nearest change of the same call; on a tie the one after (warn, then assign)
+                target = min(changes, key=lambda w: (abs(w["seq"] - log["seq"]), w["seq"] < log["seq"]))
                 owner.setdefault(target["seq"], []).append(log)
         return owner
 
