@@ -11,6 +11,7 @@ from .analysis.explain import analyse, field_history
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
 from .launch.local import run_probe, stderr_tail
+from .launch import remote
 from .report import jsonreport, terminal
 
 DEFAULT_TIMEOUT = 300.0
@@ -46,6 +47,7 @@ def _common(p):
                    help="simulate this hardware, e.g. B200x7 (see flagtrace gpus); default: the real one")
     p.add_argument("--gpu-profile", metavar="FILE.toml", help="a GPU profile of your own (same shape as "
                    "flagtrace gpus --toml prints)")
+    remote.add_options(p)  # --via PREFIX, --python PATH (run on another host)
 
 
 def build_parser():
@@ -65,6 +67,11 @@ def build_parser():
                                       "explicit was overridden)")
     p.add_argument("--expect", action="append", default=[], metavar="FIELD=VALUE")
     _common(p)
+    p = sub.add_parser("run", help="probe every Python process a launch command starts "
+                                    "(flagtrace run -- bash launch.sh)")
+    p.add_argument("--live", action="store_true", help="let processes run past their stop point and "
+                   "record until they exit (default: stop each framework process before weights load)")
+    _common(p)
     return parser
 
 
@@ -76,6 +83,7 @@ def split_command(argv):
 
 
 def obtain_trace(opts, command, err):
+    remote.check_options(opts)
     if opts.from_trace:
         if command:
             raise FlagtraceError("give either --from TRACE or a command after --, not both", ExitCode.USAGE)
@@ -85,7 +93,7 @@ def obtain_trace(opts, command, err):
                              "flagtrace %s -- python -m sglang.launch_server --model-path DIR" % opts.verb,
                              ExitCode.USAGE)
     profile = gpus.choose(opts.gpu, opts.gpu_profile)
-    target = parse_command(command)
+    target = remote.parse_target(command, opts)  # parse_command, or the remote twin with --via
     adapter = choose_adapter(target, opts)
     request = adapter.request(target, opts)
     # the probe reports a typed --watch / --stop-at whose module or name never appears
@@ -93,13 +101,13 @@ def obtain_trace(opts, command, err):
     if profile is not None:
         request["gpu"] = profile
         request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
-        if gpus.real_gpus_present():
+        if gpus.real_gpus_present() and not opts.via:
             err.write("flagtrace: warning: this machine has real GPUs; --gpu %s replaces them in the "
                       "traced process\n" % opts.gpu)
     progress = _Progress(err, target)
     try:
-        result = run_probe(target, request, opts.timeout, env=adapter.environment(target, opts),
-                           on_wait=progress.tick if progress.enabled else None)
+        result = remote.launcher(opts)(target, request, opts.timeout, env=adapter.environment(target, opts),
+                                       on_wait=progress.tick if progress.enabled else None)
     finally:
         progress.done()
     trace = tracefile.check(result.trace)
@@ -202,6 +210,10 @@ def run(argv, out, err):
         return ExitCode.USAGE
     if opts.verb == "gpus":
         return list_gpus(opts, out)
+    if opts.verb == "run":  # the process-tree verb lives in runcmd.py
+        from .runcmd import run_verb
+
+        return run_verb(opts, command, out, err)
     trace, result = obtain_trace(opts, command, err)
     check_outcome(trace, result)
     analysis = analyse(trace)

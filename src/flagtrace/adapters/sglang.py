@@ -26,7 +26,8 @@ class SGLangAdapter:
         return False
 
     def request(self, target, opts):
-        check_model_path(target.args)
+        if not getattr(opts, "via", None):  # a remote model path is checked there, by SGLang
+            check_model_path(target.args)
         return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
                 "adapter_info": {"name": self.name, "describe": "sglang"},
                 "setup": ["adapters.sglang"]}

@@ -16,16 +16,17 @@ from .command import Target
 PROBE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe")
 TOO_OLD = 86  # the bootstrap's exit status when the interpreter is older than the probe supports
 
-# Loads the probe from its source folder under a private name, adds nothing to sys.path.
+# Loads the probe from its source folder under a private name, adds nothing to sys.path
+# (probe/bootstrap/loader.py: the same load_probe() that flagtrace run's sitecustomize uses).
+with open(os.path.join(PROBE_DIR, "bootstrap", "loader.py"), encoding="utf-8") as _fh:
+    LOADER_SOURCE = _fh.read()
 BOOTSTRAP = (
     "import sys\n"
     "if sys.version_info < (3, 9):\n"
     "    sys.stderr.write('flagtrace: Python %d.%d is older than 3.9\\n' % sys.version_info[:2])\n"
     "    sys.exit(" + str(TOO_OLD) + ")\n"
-    "import importlib.util as _u\n"
-    "_s = _u.spec_from_file_location('_flagtrace_probe', sys.argv[1] + '/__init__.py',"
-    " submodule_search_locations=[sys.argv[1]])\n"
-    "_m = _u.module_from_spec(_s); sys.modules['_flagtrace_probe'] = _m; _s.loader.exec_module(_m)\n"
+    + LOADER_SOURCE +
+    "load_probe(sys.argv[1])\n"
     "import _flagtrace_probe.main\n"
     "_flagtrace_probe.main.main(sys.argv[2])\n"
 )

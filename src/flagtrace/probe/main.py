@@ -55,6 +55,13 @@ class Probe:
         for spec in self.request.get("stop_at", []):
             self._on_name(spec, self._stop_at)
 
+    def setup(self, names=None):
+        """Adapter-provided set-up steps (default: the request's ``setup``); with install(),
+        all a probe needs before its target runs, whoever runs it (run() here, the interpreter
+        itself under ``flagtrace run``)."""
+        for name in self.request.get("setup", []) if names is None else names:
+            _run_setup(self, name)
+
     def add_watch(self, spec):
         self.request.setdefault("watch", []).append(spec)
         self._on_name(spec, self._watch)
@@ -302,8 +309,7 @@ def main(request_path):
         request = json.load(fh)
     probe = Probe(request)
     probe.install()
-    for setup in request.get("setup", []):
-        _run_setup(probe, setup)
+    probe.setup()
     probe.run()
 
 

@@ -1,0 +1,153 @@
+"""Watch a process tree through /proc (Linux): which processes ran under a launch command, what
+each one exec'd, with which argv and environment, and which are still alive.
+
+``flagtrace run`` polls it while the command runs, so that a Python process that never ran the
+bootstrap (``python -I``, ``-E``, ``-S``, a launcher that reset PYTHONPATH) is still listed.
+A process that starts and ends between two polls can be missed: the bootstrap's own records
+and the children its probed parents note cover most of those.
+"""
+import os
+import re
+
+_PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
+_KEEP_ENV = ("PYTHONPATH", "FLAGTRACE_RUN_DIR", "PYTHONHOME", "PYTHONNOUSERSITE")
+
+
+def is_python_path(path):
+    return bool(path) and bool(_PYTHON.match(os.path.basename(str(path))))
+
+
+def read_stat(pid):
+    """(state, ppid, session, starttime) of ``pid``, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    try:
+        rest = data.rsplit(b")", 1)[1].split()
+        return rest[0].decode(), int(rest[1]), int(rest[3]), int(rest[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def read_cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    if not raw:
+        return None
+    return [os.fsdecode(w) for w in raw.split(b"\0")[:-1]] if raw.endswith(b"\0") else \
+        [os.fsdecode(w) for w in raw.split(b"\0")]
+
+
+def read_exe(pid):
+    try:
+        return os.readlink("/proc/%d/exe" % pid)
+    except OSError:
+        return None
+
+
+def read_environ(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    env = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[os.fsdecode(key)] = os.fsdecode(value)
+    return env
+
+
+def is_alive(pid):
+    stat = read_stat(pid)
+    return stat is not None and stat[0] not in ("Z", "X")
+
+
+class ProcTable:
+    """The processes of one session (the launch command runs in a session of its own) and
+    every descendant of its leader, as seen over repeated ``scan()`` calls."""
+
+    def __init__(self, root, relevant_env=None, on_env=None):
+        self.root = root
+        self.on_env = on_env  # sees each Python process's whole environment (to learn its secrets)
+        self.members = {}  # pid -> dict
+        self.others = set()
+        self.relevant_env = relevant_env
+        self.enabled = os.path.isdir("/proc/self")
+
+    def scan(self):
+        if not self.enabled:
+            return
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return
+        for entry in entries:
+            if not entry.isdigit():
+                continue
+            pid = int(entry)
+            if pid in self.members:
+                self._refresh(pid)
+                continue
+            if pid in self.others:
+                continue
+            stat = read_stat(pid)
+            if stat is None:
+                continue
+            state, ppid, session, start = stat
+            if pid == self.root or session == self.root or ppid in self.members:
+                self.members[pid] = {"pid": pid, "ppid": ppid, "start": start, "exe": None, "argv": None,
+                                     "history": [], "python": False, "env": None, "alive": True}
+                self._refresh(pid)
+            else:
+                self.others.add(pid)
+
+    def _refresh(self, pid):
+        member = self.members[pid]
+        if not member["alive"]:
+            return
+        stat = read_stat(pid)
+        if stat is None or stat[3] != member["start"] or stat[0] in ("Z", "X"):
+            member["alive"] = False
+            return
+        exe = read_exe(pid)
+        if exe is None or (exe == member["exe"] and member["argv"] is not None):
+            return
+        argv = read_cmdline(pid)
+        if argv is None:
+            return
+        member["exe"] = exe
+        if argv != member["argv"]:
+            member["argv"] = argv
+            member["history"].append(argv)
+        python = is_python_path(exe) or is_python_path(argv[0] if argv else None)
+        member["python"] = python  # of the program it runs now (it may exec another)
+        if python and member["env"] is None:
+            env = read_environ(pid)
+            if env is not None:
+                if self.on_env is not None:
+                    self.on_env(env)
+                kept = {k: v for k, v in env.items() if k in _KEEP_ENV}
+                if self.relevant_env is not None:
+                    kept.update(self.relevant_env(env))
+                member["env"] = kept
+
+    def alive(self, exclude=()):
+        """Members still running (re-checked now)."""
+        out = []
+        for pid, member in sorted(self.members.items()):
+            if pid in exclude:
+                continue
+            stat = read_stat(pid)
+            if stat is not None and stat[3] == member["start"] and stat[0] not in ("Z", "X"):
+                out.append(pid)
+        return out
+
+    def snapshot(self):
+        return [dict(m, env=dict(m["env"]) if m["env"] is not None else None) for _, m in sorted(self.members.items())]

@@ -1,0 +1,315 @@
+"""flagtrace's agent on the remote side of ``--via``. Never imported by flagtrace itself: its
+source travels on the transport's stdin, and the fixed one-line loader (remote.LOADER) runs it.
+
+Standard library only, Python >= 3.9, one file: the remote host has nothing but Python and the
+framework. The agent is a small supervisor:
+
+  stdin (from flagtrace)   frames 'H' header JSON, 'Z' files (zip, unpacked into a private temp
+                           dir), then 'I' chunks of the target's stdin and 'i' (its end). The
+                           stream then stays open: EOF means flagtrace or the transport is gone.
+  stdout (to flagtrace)    MAGIC + nonce (anything a login shell printed before it is skipped),
+                           then frames: 'V' hello, 'O' / 'E' the target's stdout / stderr,
+                           'F' a collected file, 'R' result JSON, 'X' error JSON, 'D' done.
+
+The target runs in a session of its own with its stdout/stderr in files, so nothing it prints
+can mix with the frames. On EOF of stdin, SIGHUP/SIGTERM, or the deadline, the agent kills the
+target's process group and every descendant, removes its temp dir and exits.
+
+A frame is: tag (1 byte), length (8 bytes, big-endian), payload.
+"""
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+
+MAGIC = b"\x00\x01flagtrace-agent-1\x01"
+_LEN = struct.Struct(">Q")
+
+
+def read_exact(stream, n):
+    chunks = []
+    while n:
+        data = stream.read(n)
+        if not data:
+            raise EOFError
+        chunks.append(data)
+        n -= len(data)
+    return b"".join(chunks)
+
+
+def read_frame(stream):
+    tag = stream.read(1)
+    if not tag:
+        raise EOFError
+    (size,) = _LEN.unpack(read_exact(stream, 8))
+    return tag, read_exact(stream, size)
+
+
+class Channel:
+    """Frames to flagtrace on stdout; a broken pipe means flagtrace is gone."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.lock = threading.Lock()
+        self.broken = False
+
+    def raw(self, data):
+        with self.lock:
+            try:
+                self.stream.write(data)
+                self.stream.flush()
+            except (OSError, ValueError):
+                self.broken = True
+
+    def send(self, tag, payload):
+        if isinstance(payload, str):
+            payload = payload.encode("utf-8")
+        self.raw(tag + _LEN.pack(len(payload)) + payload)
+
+    def send_json(self, tag, doc):
+        self.send(tag, json.dumps(doc))
+
+
+def descendants(pid):
+    """Processes under ``pid`` (Linux /proc; elsewhere none), for those that left its group."""
+    children = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def kill_tree(proc, group_only=False):
+    pids = [] if group_only else descendants(proc.pid)
+    for kill, pid in [(os.killpg, proc.pid)] + [(os.kill, p) for p in pids]:
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout=5)
+    except Exception:
+        pass
+
+
+def shebang_interpreter(path):
+    """The Python a console script runs with (its #! line), or None if it is not Python."""
+    import re
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    lines = head.decode("utf-8", "replace").splitlines()
+    words = lines[0][2:].strip().split()
+    is_python = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$").match
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+        found = shutil.which(words[0]) if words else None
+        words = [found] if found else []
+    if words and is_python(os.path.basename(words[0])):
+        return words[0]
+    if words and os.path.basename(words[0]) == "sh" and len(lines) > 1:
+        m = re.match(r"^'''exec' \"?([^\" ]+)\"? ", lines[1])
+        if m and is_python(os.path.basename(m.group(1))):
+            return m.group(1)
+    return None
+
+
+def tail(data, lines=15):
+    text = data.decode("utf-8", "replace").rstrip()
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class Agent:
+    def __init__(self, header, files, stdin, out):
+        self.header = header
+        self.files = files
+        self.stdin = stdin
+        self.out = out
+        self.gone = threading.Event()
+        self.proc = None
+        self.workdir = None
+
+    def fail(self, kind, message, detail=None):
+        self.out.send_json(b"X", {"kind": kind, "message": message, "detail": detail})
+
+    def run(self):
+        for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.gone.set())
+        base = self.header.get("tmpdir") or None
+        self.workdir = tempfile.mkdtemp(prefix="flagtrace-remote-", dir=base)
+        try:
+            self._run()
+        except Exception as exc:  # the agent's own failure: one line for the user, the rest as detail
+            import traceback
+
+            self.fail("internal", "the flagtrace agent failed on the remote host: %s: %s"
+                      % (type(exc).__name__, exc), traceback.format_exc())
+        finally:
+            if self.proc is not None and self.proc.poll() is None:
+                kill_tree(self.proc)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.out.send(b"D", b"")
+
+    def _subst(self, value, names):
+        for key, repl in names.items():
+            value = value.replace("{%s}" % key, repl)
+        return value
+
+    def _run(self):
+        h = self.header
+        workdir = self.workdir
+        with zipfile.ZipFile(io.BytesIO(self.files)) as zf:
+            zf.extractall(os.path.join(workdir, "files"))
+        interpreter = sys.executable
+        resolve = h.get("resolve") or {}
+        request = h.get("request")
+        script = resolve.get("script")
+        if script:  # a console script, found on the remote PATH; it runs with its own #! Python
+            path = script if os.sep in script else shutil.which(script)
+            if not path or not os.path.isfile(path):
+                return self.fail("no_command", "command not found on the remote host: %s (not on its "
+                                 "PATH and not a file)" % script)
+            path = os.path.abspath(path)
+            if not resolve.get("explicit"):
+                interpreter = shebang_interpreter(path)
+                if interpreter is None:
+                    return self.fail("not_python", "%s on the remote host is not a Python program (no "
+                                     "python #! line)" % path)
+            if request is not None:
+                request["target"] = path
+        names = {"workdir": workdir, "files": os.path.join(workdir, "files"), "python": interpreter,
+                 "request": os.path.join(workdir, "request.json")}
+        if request is not None:
+            request["trace_path"] = os.path.join(workdir, "trace.json")
+            request["workdir"] = workdir
+            with open(names["request"], "w", encoding="utf-8") as fh:
+                json.dump(request, fh)
+        argv = [self._subst(a, names) for a in h["argv"]]
+        env = dict(os.environ)
+        for key, value in (h.get("env") or {}).items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = self._subst(value, names)
+        out_path, err_path = os.path.join(workdir, "stdout"), os.path.join(workdir, "stderr")
+        timeout = float(h.get("timeout") or 300)
+        started = time.monotonic()
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            try:
+                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out, stderr=err, env=env,
+                                             cwd=h.get("cwd") or None, start_new_session=True)
+            except OSError as exc:
+                return self.fail("cannot_start", "cannot start %s on the remote host: %s"
+                                 % (argv[0], exc.strerror))
+        threading.Thread(target=self._pump_stdin, daemon=True).start()
+        while True:
+            try:
+                self.proc.wait(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if self.gone.is_set() or self.out.broken:
+                kill_tree(self.proc)
+                return None
+            if time.monotonic() - started > timeout:
+                kill_tree(self.proc)
+                return self.fail("timeout", "the target did not finish within %gs (--timeout); it and "
+                                 "its children were killed on the remote host" % timeout,
+                                 tail(_read(err_path)))
+        seconds = time.monotonic() - started
+        # The target is done; anything it left running in its group goes too.
+        kill_tree(self.proc, group_only=True)
+        self.out.send(b"O", _read(out_path))
+        self.out.send(b"E", _read(err_path))
+        for name in h.get("collect", []):
+            path = os.path.join(workdir, name)
+            if os.path.isfile(path):
+                self.out.send(b"F", name.encode("utf-8") + b"\x00" + _read(path))
+        self.out.send_json(b"R", {"returncode": self.proc.returncode, "seconds": seconds})
+        return None
+
+    def _pump_stdin(self):
+        """The target's stdin, then wait for EOF: flagtrace (or its transport) has gone away."""
+        child = self.proc.stdin
+        try:
+            while True:
+                tag, data = read_frame(self.stdin)
+                if child is None:
+                    continue
+                try:
+                    if tag == b"I":
+                        child.write(data)
+                        child.flush()
+                    elif tag == b"i":
+                        child.close()
+                        child = None
+                except (OSError, ValueError):  # the target closed its stdin: keep draining
+                    child = None
+        except (EOFError, OSError, ValueError):
+            self.gone.set()
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def main():
+    stdin = sys.stdin.buffer
+    out = Channel(sys.stdout.buffer)
+    try:
+        tag, raw = read_frame(stdin)
+        header = json.loads(raw.decode("utf-8"))
+        tag2, files = read_frame(stdin)
+    except (EOFError, ValueError, OSError):
+        return 3  # flagtrace went away (or is not on the other end)
+    if tag != b"H" or tag2 != b"Z":
+        sys.stderr.write("flagtrace agent: unexpected frames %r %r\n" % (tag, tag2))
+        return 3
+    out.raw(MAGIC + header["nonce"].encode("ascii"))
+    out.send_json(b"V", {"python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
+                         "host": socket.gethostname(), "pid": os.getpid()})
+    Agent(header, files, stdin, out).run()
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        # not sys.exit: the stdin thread may still hold stdin's lock, which interpreter
+        # shutdown would wait for
+        os._exit(code)

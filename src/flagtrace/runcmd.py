@@ -1,0 +1,128 @@
+"""``flagtrace run [options] -- COMMAND...``: probe every Python process a launch command starts.
+
+cli.py parses the options; this builds the run request, runs the command tree (launch/tree.py),
+analyses it (analysis/tree.py) and reports it (report/tree.py).
+"""
+import json
+
+from . import gpus
+from .analysis.tree import analyse_run
+from .exitcodes import ExitCode, FlagtraceError
+from .launch.local import stderr_tail
+from .launch.tree import RUN_SCHEMA, run_tree
+from .report import tree as tree_report
+
+# Framework packages whose first import activates the probe, and the probe-side adapter set-up
+# that then runs (the adapter itself reads the release where the framework is installed).
+RUN_FRAMEWORKS = {"sglang": {"adapter": "sglang", "setup": ["adapters.sglang"]}}
+
+
+def build_request(opts, profile):
+    for spec in opts.watch + opts.stop_at:
+        module, sep, name = spec.partition(":")
+        if not sep or not module or not name:
+            raise FlagtraceError("expected MODULE:NAME, got %r" % spec, ExitCode.USAGE)
+    if opts.adapter not in ("auto", "generic", "sglang"):
+        raise FlagtraceError("unknown adapter %r; known: auto, generic, sglang" % opts.adapter, ExitCode.USAGE)
+    frameworks = {} if opts.adapter == "generic" else dict(RUN_FRAMEWORKS)
+    if opts.adapter == "generic" and not opts.watch:
+        raise FlagtraceError("--adapter generic needs --watch MODULE:CLASS (the config class)", ExitCode.USAGE)
+    names = list(frameworks)
+    for spec in opts.watch + opts.stop_at:
+        module = spec.partition(":")[0]
+        if module not in names:
+            names.append(module)
+    request = {"watch": list(opts.watch), "stop_at": list(opts.stop_at),
+               "user_specs": list(opts.watch) + list(opts.stop_at), "frameworks": frameworks,
+               "names": names, "live": bool(opts.live), "adapter": opts.adapter}
+    if profile is not None:
+        request["gpu"] = profile
+    return request
+
+
+def load_run(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        raise FlagtraceError("run file not found: %s" % path, ExitCode.USAGE)
+    except (UnicodeDecodeError, ValueError):
+        raise FlagtraceError("%s is not a flagtrace run (not JSON)" % path)
+    except OSError as exc:
+        raise FlagtraceError("cannot read %s: %s" % (path, exc.strerror))
+    if not isinstance(doc, dict) or doc.get("schema") != RUN_SCHEMA:
+        raise FlagtraceError("%s is not a flagtrace run (%s); flagtrace run --save-trace writes one" % (path, RUN_SCHEMA))
+    return doc
+
+
+class _Progress:
+    def __init__(self, err, command):
+        self.err = err
+        self.enabled = err.isatty()
+        self.label = " ".join(command)[:60]
+        self.shown = False
+
+    def tick(self, seconds):
+        if seconds < 0.5:
+            return
+        self.err.write("\r%s running %s under flagtrace (%.0fs)" % ("|/-\\"[int(seconds * 4) % 4], self.label, seconds))
+        self.err.flush()
+        self.shown = True
+
+    def done(self):
+        if self.shown:
+            self.err.write("\r\033[K")
+            self.err.flush()
+
+
+def obtain_run(opts, command, err):
+    if getattr(opts, "via", None):
+        raise FlagtraceError("flagtrace run --via is not supported yet", ExitCode.USAGE)
+    if opts.from_trace:
+        if command:
+            raise FlagtraceError("give either --from RUN.json or a command after --, not both", ExitCode.USAGE)
+        return load_run(opts.from_trace)
+    if not command:
+        raise FlagtraceError("nothing to run: put the launch command after --, e.g. flagtrace run -- bash "
+                             "launch.sh", ExitCode.USAGE)
+    profile = gpus.choose(opts.gpu, opts.gpu_profile)
+    request = build_request(opts, profile)
+    progress = _Progress(err, command)
+    try:
+        doc = run_tree(command, request, opts.timeout, on_wait=progress.tick if progress.enabled else None)
+    finally:
+        progress.done()
+    if opts.save_trace:
+        with open(opts.save_trace, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=1)
+    return doc
+
+
+def run_verb(opts, command, out, err):
+    doc = obtain_run(opts, command, err)
+    result = analyse_run(doc, strict=opts.strict)
+    if opts.show_output:
+        err.write(doc.get("stdout", ""))
+        err.write(doc.get("stderr", ""))
+    if result["summary"]["python"] == 0 and not (result["timed_out"] or result["interrupted"] or result["leftovers"]):
+        raise FlagtraceError(result["message"], detail=stderr_tail(doc.get("stderr", "").encode()) or None)
+    sink = open(opts.output, "w", encoding="utf-8") if opts.output else out
+    try:
+        if opts.format == "json":
+            tree_report.write_json(result, sink)
+        else:
+            tree_report.render(result, _console(opts, sink), details=opts.details)
+    finally:
+        if opts.output:
+            sink.close()
+    if result["message"]:
+        err.write("flagtrace: %s\n" % result["message"])
+    return result["exit_code"]
+
+
+def _console(opts, sink):
+    from rich.console import Console
+
+    color = False if (opts.no_color or opts.output or not sink.isatty()) else None
+    return Console(file=sink, width=opts.width or (None if sink.isatty() else 100), highlight=False,
+                   no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)

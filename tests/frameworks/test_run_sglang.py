@@ -1,0 +1,53 @@
+"""``flagtrace run`` through real SGLang 0.5.11: a bash launch script starts the release's wrapper
+interpreter (an sh script that puts the overlay first on PYTHONPATH and execs the shared venv),
+on a simulated H100; the server process is probed at any depth and stops before weights load."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from sglang_support import ROOT, python_for
+
+VERSION = "0.5.11"
+
+
+def test_run_a_launch_script_through_real_sglang():
+    python_for(VERSION)  # fails with the make target when the environment is missing
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = os.path.join(tmp, "run.json")
+        argv = [sys.executable, "-m", "flagtrace", "run", "--gpu", "H100", "--save-trace", saved, "--width", "200",
+                "--", "bash", "tests/scripts/sglang_launch.sh"]
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        report = subprocess.run([sys.executable, "-m", "flagtrace", "run", "--from", saved, "--format", "json"],
+                                capture_output=True, text=True, cwd=ROOT, timeout=120)
+        doc = json.loads(report.stdout)
+        with open(saved) as fh:
+            run = json.load(fh)
+    text = " ".join(proc.stdout.split())
+    [server] = [p for p in doc["processes"] if p["kind"] == "python" and "sglang.launch_server" in p["argv"]]
+    # what the server process received, recorded inside it
+    assert server["argv"][1:] == ["-m", "sglang.launch_server", "--model-path", "models/llama-3-8b", "--page-size", "64"]
+    assert server["venv"] == os.path.join(ROOT, ".envs", "sglang", "venv")
+    assert server["env"]["CUDA_VISIBLE_DEVICES"] == "0"
+    assert server["env"]["HF_TOKEN"] == "<redacted>"
+    assert server["env"]["PYTHONPATH"] == os.path.join(ROOT, ".envs", "sglang", "overlays", VERSION)
+    assert "hf_not_a_real_token_0123" not in json.dumps(run)  # redacted inside the process
+    [sglang] = [f for f in server["frameworks"] if f["module"] == "sglang"]
+    assert sglang["version"] == VERSION
+    assert sglang["file"].startswith(os.path.join(ROOT, ".envs", "sglang", "overlays", VERSION))
+    # resolved through the real entry point, stopped before weights load
+    analysis = server["analysis"]
+    assert server["status"] == "resolved" and analysis["stop"].startswith("sglang.srt.server_args:prepare_server_args")
+    fields = {f["field"]: f for f in analysis["fields"]}
+    assert fields["page_size"]["verdict"] == "honoured" and fields["page_size"]["final"]["value"] == 64
+    assert fields["attention_backend"]["verdict"] == "decided"
+    assert fields["attention_backend"]["final"]["value"] == "fa3"  # H100, as explain decides it
+    assert doc["simulation"].startswith("H100")
+    # flagtrace's own simulated nvidia-smi never shows up as a process of the script
+    assert not any("tools.py" in " ".join(p["argv"]) for p in doc["processes"])
+    assert "sglang %s from .envs/sglang/overlays/%s/sglang/__init__.py" % (VERSION, VERSION) in text
+    assert "HONOURED (2): model_path='models/llama-3-8b', page_size=64" in text
+    assert "env CUDA_VISIBLE_DEVICES=0 HF_TOKEN=<redacted> PYTHONPATH=%s" % os.path.join(
+        ROOT, ".envs", "sglang", "overlays", VERSION) in text
