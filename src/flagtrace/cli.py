@@ -12,7 +12,8 @@ from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
 from .launch.local import run_probe, stderr_tail
 from .launch import remote
-from .report import jsonreport, terminal
+from .report import jsonreport
+from .report.paths import short_path
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -241,14 +242,16 @@ def error_line(error, analysis):
         return "the target's argument parser refused the command line: %s%s" % (
             error["message"], ("; " + "; ".join(hints)) if hints else "")
     site = error.get("site") or {}
-    where = " in %s (%s:%s)" % (site.get("func"), terminal.short_path(site.get("file"), analysis),
+    where = " in %s (%s:%s)" % (site.get("func"), short_path(site.get("file"), analysis),
                                 site.get("line")) if site else ""
     message = " ".join(str(error.get("message", "")).split())
     return "the target raised %s%s: %s" % (error.get("type"), where, message[:300])
 
 
 def _report(opts, analysis, sink):
-    from rich.console import Console
+    from rich.console import Console  # rich only for terminal output: json stays fast to start
+
+    from .report import terminal
 
     color = False if (opts.no_color or opts.output or not sink.isatty()) else None
     console = Console(file=sink, width=opts.width or (None if sink.isatty() else 100), highlight=False,

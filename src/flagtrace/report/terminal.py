@@ -2,30 +2,13 @@
 import os
 
 from rich.console import Console
+
+from .paths import short_path  # noqa: F401  (re-exported)
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 MAX_DECIDED_DETAIL = 40
-
-
-def short_path(path, analysis):
-    if not path:
-        return "?"
-    roots = []
-    for pkg in analysis.get("packages", []):
-        if pkg.get("file"):
-            roots.append(os.path.dirname(os.path.dirname(pkg["file"])))
-    cwd = analysis.get("target", {}).get("cwd")
-    if cwd:
-        roots.append(cwd)
-    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    for root in sorted(roots, key=len, reverse=True):
-        if root and path.startswith(root.rstrip(os.sep) + os.sep):
-            return os.path.relpath(path, root)
-    return path
 
 
 def _val(value):
