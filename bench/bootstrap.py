@@ -21,7 +21,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from flagtrace.launch.tree import environment, prepare  # noqa: E402
+from flagtrace.probe.bootstrap.supervise import environment, prepare  # noqa: E402
 from flagtrace.runcmd import RUN_FRAMEWORKS  # noqa: E402
 
 PROGRAMS = [("python -c pass", "pass"), ('python -c "import json"', "import json")]

@@ -1,7 +1,8 @@
 """How many times does `flagtrace --via` start the transport? (expected: once per verb)
 
 Wraps the transport PREFIX in a counting shim (a script that logs its argv, then execs the
-prefix), runs `flagtrace explain`, `check` and `why` through it on tests/examples/serve_config.py,
+prefix), runs `flagtrace explain`, `check` and `why` through it on tests/examples/serve_config.py
+and `flagtrace run` on the launch script tests/scripts/good_continuation.sh (which starts it),
 and prints, per verb, the transport invocations, the remote command line each got, the exit
 status and the wall-clock time; with the same run done locally for comparison.
 
@@ -31,7 +32,15 @@ VERBS = {
     "explain": ["explain"],
     "check": ["check", "--expect", "page_size=1", "--expect", "max_batch=48"],
     "why": ["why", "page_size"],
+    "run": ["run"],
 }
+
+
+def target_command(verb, root, python):
+    """What each verb runs: the program itself, or (run) a launch script that starts it."""
+    if verb == "run":
+        return ["bash", os.path.join(root, "tests", "scripts", "good_continuation.sh")]
+    return [python, os.path.join(root, "tests", "examples", "serve_config.py")] + ARGS
 
 
 def run(argv):
@@ -61,7 +70,6 @@ def main():
     work = tempfile.mkdtemp(prefix="ft-bench-remote-")
     try:
         counted, read_log = sshd_support.recording_prefix(prefix, work)
-        script = os.path.join(opts.remote_root, "tests", "examples", "serve_config.py")
         print("transport: %s%s" % (shlex.join(prefix[:1] + ["..."]) if server else shlex.join(prefix),
                                    " (private sshd on 127.0.0.1:%d)" % server.port if server else ""))
         print("%-8s %12s %6s %9s %9s  %s" % ("verb", "invocations", "exit", "remote s", "local s", "remote command"))
@@ -69,11 +77,9 @@ def main():
         for verb, head in VERBS.items():
             before = len(read_log())
             rc, seconds, err = run(FLAGTRACE + head + ["--via", shlex.join(counted), "--python", opts.python]
-                                   + WATCH + ["--", "python3", script] + ARGS)
+                                   + WATCH + ["--"] + target_command(verb, opts.remote_root, "python3"))
             calls = read_log()[before:]
-            lrc, lseconds, _ = run(FLAGTRACE + head + WATCH + ["--", sys.executable,
-                                                               os.path.join(ROOT, "tests", "examples",
-                                                                            "serve_config.py")] + ARGS)
+            lrc, lseconds, _ = run(FLAGTRACE + head + WATCH + ["--"] + target_command(verb, ROOT, sys.executable))
             command = calls[0][-1] if calls else "-"
             print("%-8s %12d %6d %9.2f %9.2f  %s" % (verb, len(calls), rc, seconds, lseconds,
                                                      command if len(command) < 60 else command[:57] + "..."))

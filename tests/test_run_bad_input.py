@@ -60,8 +60,10 @@ CASES = {
     "unknown gpu": (["run", "--gpu", "Z9000", "--", "true"], ExitCode.USAGE, ["Z9000"]),
     "from: missing file": (["run", "--from", "no/such/run.json"], ExitCode.USAGE, ["run file not found"]),
     "from and a command": (["run", "--from", "x.json", "--", "true"], ExitCode.USAGE, ["either --from"]),
-    "--via not yet": (["run", "--via", "ssh -p 19248 root@gpu-box", "--", "true"], ExitCode.USAGE,
-                      ["flagtrace run --via is not supported yet"]),
+    "--python without --via": (["run", "--python", "python3", "--", "true"], ExitCode.USAGE,
+                               ["--python names the remote interpreter; it needs --via PREFIX"]),
+    "--via with --from": (["run", "--via", "ssh h", "--from", "x.json"], ExitCode.USAGE,
+                          ["cannot be combined with --from"]),
     "no python at all": (["run", "--", "true"], ExitCode.CANNOT_RUN,
                          ["true exited with status 0 before starting any Python process"]),
 }

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from ft_support import PY, ROOT
-from flagtrace.launch.tree import collect, environment, prepare
+from flagtrace.probe.bootstrap.supervise import collect, environment, prepare
 from flagtrace.probe import values
 from flagtrace.probe.bootstrap import sitecustomize as boot
 from flagtrace.runcmd import RUN_FRAMEWORKS

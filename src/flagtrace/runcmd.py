@@ -8,6 +8,7 @@ import json
 from . import gpus
 from .analysis.tree import analyse_run
 from .exitcodes import ExitCode, FlagtraceError
+from .launch import remote
 from .launch.local import stderr_tail
 from .launch.tree import RUN_SCHEMA, run_tree
 from .report import tree as tree_report
@@ -76,8 +77,7 @@ class _Progress:
 
 
 def obtain_run(opts, command, err):
-    if getattr(opts, "via", None):
-        raise FlagtraceError("flagtrace run --via is not supported yet", ExitCode.USAGE)
+    remote.check_options(opts)  # --via PREFIX / --python PATH: usage errors
     if opts.from_trace:
         if command:
             raise FlagtraceError("give either --from RUN.json or a command after --, not both", ExitCode.USAGE)
@@ -89,7 +89,8 @@ def obtain_run(opts, command, err):
     request = build_request(opts, profile)
     progress = _Progress(err, command)
     try:
-        doc = run_tree(command, request, opts.timeout, on_wait=progress.tick if progress.enabled else None)
+        doc = run_tree(command, request, opts.timeout, on_wait=progress.tick if progress.enabled else None,
+                       via=opts.via, python=opts.python)
     finally:
         progress.done()
     if opts.save_trace:

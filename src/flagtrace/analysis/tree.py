@@ -12,7 +12,7 @@ import re
 
 from .. import trace as tracefile
 from ..exitcodes import ExitCode, FlagtraceError
-from ..launch.proctable import is_python_path
+from ..probe.bootstrap.proctable import is_python_path
 from ..probe.bootstrap.sitecustomize import python_options
 from .explain import analyse
 from .script import check_script, command_matches
@@ -94,7 +94,7 @@ def analyse_run(doc, strict=False):
         "simulation": _simulation(doc), "summary": summary,
         "processes": [nodes[pid] for pid in _tree_order(nodes, root)],
         "script": {"path": (doc.get("script") or {}).get("path"), "findings": findings} if doc.get("script") else None,
-        "leftovers": leftovers, "stderr": doc.get("stderr", ""),
+        "leftovers": leftovers, "stderr": doc.get("stderr", ""), "via": doc.get("via"),
     }
     result["exit_code"], result["message"] = _exit(result, pythons, leftovers, names)
     return result
@@ -423,6 +423,9 @@ def _exit(result, pythons, leftovers, names):
         if unprobed and len(unprobed) == len(pythons):
             return int(ExitCode.CANNOT_RUN), "no Python process under %s could be probed (%s)" % (
                 command, unprobed[0]["reason"])
+        missing = [n for n in pythons if n["missing_imports"] and n["status"] == "not watched"]
+        if missing:  # the framework is not installed where the command ran
+            return int(ExitCode.CANNOT_RUN), "pid %d: %s" % (missing[0]["pid"], missing[0]["message"])
         return int(ExitCode.CANNOT_RUN), "no Python process under %s imported %s (%d ran; see the tree)" % (
             command, " or ".join(names) or "a watched package", len(pythons))
     code = max(n["exit_code"] for n in pythons)

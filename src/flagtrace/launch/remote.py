@@ -9,10 +9,11 @@ target's own stdin. The agent answers on stdout after a magic marker, with frame
 the target's stdout/stderr are captured apart on the remote side and sent as frames, so they
 never mix with the trace. See remote_agent.py for the frame format.
 
-Hook for ``flagtrace run``: ``run_agent`` takes any argv / env / files / collect list, so a
-process-tree run can ship its bootstrap the same way (``argv=["bash", "launch.sh"]``,
-``env={"PYTHONPATH": "{files}/boot"}``, ``collect=[...]``); ``add_options`` adds --via/--python
-to any verb's parser.
+``run_agent`` takes any argv / env / files / collect list; ``flagtrace run --via`` uses it
+through ``run_tree_remote``: the same probe zip, the launch command as argv, and ``tree`` in the
+header, so the agent runs probe/bootstrap/supervise.py there (the bootstrap on PYTHONPATH, the
+/proc watch of the command's tree, the timeout) and sends the run document back as one file.
+``add_options`` adds --via/--python to any verb's parser.
 """
 import contextlib
 import dataclasses
@@ -32,6 +33,7 @@ import zipfile
 
 from .. import __version__
 from ..exitcodes import ExitCode, FlagtraceError
+from ..probe.values import REDACTED, is_secret_name
 from .command import _FLAG_OPTIONS, _VALUE_OPTIONS, Target, is_python_name, parse_command
 from .local import BOOTSTRAP, PROBE_DIR, TOO_OLD, RunResult, run_probe, stderr_tail
 
@@ -309,6 +311,34 @@ def run_remote(target, request, timeout, via, env=None, on_wait=None, stdin_fd=0
     except (UnicodeDecodeError, ValueError):
         raise FlagtraceError("the trace that came back from the remote host is not JSON")
     return RunResult(trace, res.returncode, res.stdout, res.stderr, res.seconds)
+
+
+# -- flagtrace run over a transport ------------------------------------------------------------
+def run_tree_remote(command, request, timeout, via, python=None, on_wait=None, stdin_fd=0):
+    """launch/tree.py's run on the remote host, one transport call: the agent (run by ``python``,
+    default python3) runs ``command`` through the probe's supervise.py there and returns the run
+    document, with where it ran added as ``via``."""
+    prefix = split_via(via)
+    header = {"request": None, "argv": list(command), "env": {}, "collect": [], "tree": request}
+    res = run_agent(prefix, python or DEFAULT_PYTHON, header, pack_dir(PROBE_DIR), timeout, on_wait=on_wait,
+                    stdin_fd=stdin_fd)
+    raw = res.files.get("run.json")
+    if raw is None:
+        raise FlagtraceError("--via %s: the remote run sent no result back" % describe(prefix))
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise FlagtraceError("the run document that came back from the remote host is not JSON")
+    hello = res.hello or {}
+    doc["via"] = {"transport": describe([_redact_word(w) for w in prefix]), "host": hello.get("host"),
+                  "python": hello.get("python"), "executable": hello.get("executable")}
+    return doc
+
+
+def _redact_word(word):
+    """``NAME=value`` with a secret NAME (``env HF_TOKEN=...``, ``-e HF_TOKEN=...`` in a prefix)."""
+    name, sep, _ = word.partition("=")
+    return name + "=" + REDACTED if sep and is_secret_name(name.lstrip("-")) else word
 
 
 @dataclasses.dataclass

@@ -15,6 +15,10 @@ The target runs in a session of its own with its stdout/stderr in files, so noth
 can mix with the frames. On EOF of stdin, SIGHUP/SIGTERM, or the deadline, the agent kills the
 target's process group and every descendant, removes its temp dir and exits.
 
+With ``tree`` in the header (``flagtrace run``) the target is a launch command: the probe's
+bootstrap/supervise.py runs it under the bootstrap and watches its whole process tree here
+(through /proc); the run document comes back as the file run.json.
+
 A frame is: tag (1 byte), length (8 bytes, big-endian), payload.
 """
 import io
@@ -219,6 +223,8 @@ class Agent:
                 env.pop(key, None)
             else:
                 env[key] = self._subst(value, names)
+        if h.get("tree") is not None:
+            return self._run_tree(argv, env, names["files"])
         out_path, err_path = os.path.join(workdir, "stdout"), os.path.join(workdir, "stderr")
         timeout = float(h.get("timeout") or 300)
         started = time.monotonic()
@@ -256,6 +262,31 @@ class Agent:
         self.out.send_json(b"R", {"returncode": self.proc.returncode, "seconds": seconds})
         return None
 
+    def _run_tree(self, argv, env, files):
+        """flagtrace run: the probe's supervise.py (shipped in ``files``) runs the command under
+        the bootstrap here and polls its process tree through /proc; the run document goes back
+        as the file run.json. Everything the command started is killed when it exits, at the
+        timeout, or as soon as flagtrace is gone (stdin closed, a signal)."""
+        h = self.header
+        supervise = load_probe_module(files, "bootstrap.supervise")
+        run_dir = os.path.join(self.workdir, "run")
+        os.mkdir(run_dir)
+        try:
+            doc = supervise.supervise(argv, h["tree"], float(h.get("timeout") or 300), run_dir, env=env,
+                                      cwd=h.get("cwd") or None, stdin=subprocess.PIPE, on_start=self._started,
+                                      stop=lambda: self.gone.is_set() or self.out.broken)
+        except supervise.RunError as exc:
+            return self.fail("cannot_start", "on the remote host: %s" % exc)
+        except supervise.Stopped:
+            return None
+        self.out.send(b"F", b"run.json\x00" + json.dumps(doc).encode("utf-8"))
+        self.out.send_json(b"R", {"returncode": doc.get("exit_status"), "seconds": doc.get("duration_s")})
+        return None
+
+    def _started(self, proc):
+        self.proc = proc
+        threading.Thread(target=self._pump_stdin, daemon=True).start()
+
     def _pump_stdin(self):
         """The target's stdin, then wait for EOF: flagtrace (or its transport) has gone away."""
         child = self.proc.stdin
@@ -275,6 +306,19 @@ class Agent:
                     child = None
         except (EOFError, OSError, ValueError):
             self.gone.set()
+
+
+def load_probe_module(files, name):
+    """``_flagtrace_probe.NAME`` from the probe unpacked in ``files``, loaded by its own
+    bootstrap/loader.py (as the bootstrap of a traced process loads it)."""
+    import importlib
+
+    path = os.path.join(files, "bootstrap", "loader.py")
+    namespace = {"__name__": "_flagtrace_loader", "__file__": path}
+    with open(path, "rb") as fh:
+        exec(compile(fh.read(), path, "exec"), namespace)
+    namespace["load_probe"](files)
+    return importlib.import_module("_flagtrace_probe." + name)
 
 
 def _read(path):

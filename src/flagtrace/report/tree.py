@@ -60,6 +60,12 @@ class TreeReport:
         self.p("  processes    %d Python (%d probed, %d resolved a config, %d failed, %d not probed)%s" % (
             s["python"], s["probed"], s["resolved"], s["errors"], s["not_probed"],
             (" · %d other" % (s["processes"] - s["python"])) if s["processes"] > s["python"] else ""))
+        if r.get("via"):
+            via = r["via"]
+            self.p("  host         %s via %s · cwd %s" % (
+                escape(str(via.get("host"))), escape(str(via.get("transport"))), escape(str(r.get("cwd")))))
+            self.p("  agent        %s (Python %s)" % (
+                escape(str(via.get("executable"))), via.get("python")))
         if r.get("simulation"):
             self.p("  simulated    %s" % escape(r["simulation"]))
 

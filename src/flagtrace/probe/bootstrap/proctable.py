@@ -1,8 +1,10 @@
 """Watch a process tree through /proc (Linux): which processes ran under a launch command, what
 each one exec'd, with which argv and environment, and which are still alive.
 
-``flagtrace run`` polls it while the command runs, so that a Python process that never ran the
-bootstrap (``python -I``, ``-E``, ``-S``, a launcher that reset PYTHONPATH) is still listed.
+``flagtrace run`` polls it while the command runs (supervise.py, on the host where the command
+runs: here, or inside the ``--via`` agent on the remote host), so that a Python process that never
+ran the bootstrap (``python -I``, ``-E``, ``-S``, a launcher that reset PYTHONPATH) is still listed.
+Standard library only, Python >= 3.9: it is shipped with the probe.
 A process that starts and ends between two polls can be missed: the bootstrap's own records
 and the children its probed parents note cover most of those.
 """
