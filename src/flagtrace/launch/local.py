@@ -11,6 +11,7 @@ import time
 
 from .. import __version__
 from ..exitcodes import ExitCode, FlagtraceError
+from ..probe.bootstrap.proctable import kill_tree
 from .command import Target
 
 PROBE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe")
@@ -44,39 +45,6 @@ class RunResult:
 def stderr_tail(data, lines=15):
     text = data.decode("utf-8", "replace").rstrip()
     return "\n".join(text.splitlines()[-lines:])
-
-
-def _descendants(pid):
-    """Processes under ``pid`` (Linux /proc), for those that left its process group."""
-    children = {}
-    try:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open("/proc/%s/stat" % entry) as fh:
-                        ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-                    children.setdefault(ppid, []).append(int(entry))
-                except (OSError, ValueError, IndexError):
-                    continue
-    except OSError:
-        return []
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def kill_tree(proc):
-    pids = _descendants(proc.pid)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        proc.wait(timeout=5)
 
 
 def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=None) -> RunResult:

@@ -564,9 +564,9 @@ def _forwardable(fd):
 
 
 def _kill_transport(proc):
-    from .local import _descendants
+    from ..probe.bootstrap.proctable import descendants
 
-    pids = _descendants(proc.pid)
+    pids = descendants(proc.pid)
     for pid in [proc.pid] + pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)

@@ -10,6 +10,7 @@ and the children its probed parents note cover most of those.
 """
 import os
 import re
+import signal
 
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
 _KEEP_ENV = ("PYTHONPATH", "FLAGTRACE_RUN_DIR", "PYTHONHOME", "PYTHONNOUSERSITE")
@@ -153,3 +154,37 @@ class ProcTable:
 
     def snapshot(self):
         return [dict(m, env=dict(m["env"]) if m["env"] is not None else None) for _, m in sorted(self.members.items())]
+
+
+def descendants(pid):
+    """Processes under ``pid`` (Linux /proc; elsewhere none), for those that left its group."""
+    children = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            stat = read_stat(int(entry))
+            if stat is not None:
+                children.setdefault(stat[1], []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def kill_tree(proc, pids=None):
+    """SIGKILL ``proc``'s process group and ``pids`` (default: every descendant); reap ``proc``."""
+    pids = descendants(proc.pid) if pids is None else pids
+    for kill, pid in [(os.killpg, proc.pid)] + [(os.kill, p) for p in pids]:
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout=5)
+    except Exception:
+        pass

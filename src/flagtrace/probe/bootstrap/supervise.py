@@ -24,7 +24,7 @@ import subprocess
 import time
 
 from .. import values
-from .proctable import ProcTable, is_alive
+from .proctable import ProcTable, is_alive, kill_tree
 from .sitecustomize import relevant_env
 
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -159,13 +159,7 @@ def watch(proc, table, timeout, started, on_wait=None, stop=None):
 def kill_all(proc, table):
     """Kill the command and everything still running in its tree; wait until they are gone."""
     pids = table.alive() if table is not None else []
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        proc.wait(timeout=5)
+    kill_tree(proc, pids)
     deadline = time.monotonic() + 5
     while any(is_alive(pid) for pid in pids if pid != proc.pid) and time.monotonic() < deadline:
         time.sleep(0.01)
