@@ -6,7 +6,7 @@ import sys
 from . import __version__
 from . import gpus
 from . import trace as tracefile
-from .adapters import choose_adapter
+from .adapters import annotate, choose_adapter
 from .analysis.explain import analyse, field_history
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
@@ -217,7 +217,7 @@ def run(argv, out, err):
         return run_verb(opts, command, out, err)
     trace, result = obtain_trace(opts, command, err)
     check_outcome(trace, result)
-    analysis = analyse(trace)
+    analysis = annotate(analyse(trace))
     if opts.show_output and result is not None:
         err.write(result.stdout.decode("utf-8", "replace"))
         err.write(result.stderr.decode("utf-8", "replace"))

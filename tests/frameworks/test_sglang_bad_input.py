@@ -93,3 +93,26 @@ def test_unknown_flag_is_explained_with_closest_flags():
     assert error["kind"] == "argparse"
     assert "unrecognized arguments: --page-sise 64" in error["message"]
     assert "--page-size" in error["suggestions"]["--page-sise"]
+
+
+def test_new_flag_name_on_an_older_release_is_explained_with_the_rename():
+    version = "0.5.11" if "0.5.11" in releases() else releases()[0]
+    proc = flagtrace("explain", "--format", "json", "--gpu", "H100", "--", python_for(version), "-m",
+                     "sglang.launch_server", "--model-path", LLAMA3, "--mamba-radix-cache-strategy", "extra_buffer")
+    assert proc.returncode == 2, proc.stderr
+    import json
+
+    error = json.loads(proc.stdout)["error"]
+    assert error["renamed"]["--mamba-radix-cache-strategy"] == (
+        "--mamba-radix-cache-strategy is the 0.5.14+ name of --mamba-scheduler-strategy; "
+        "SGLang %s knows only --mamba-scheduler-strategy" % version)
+
+
+def test_rename_table_for_a_release_that_rejects_the_old_flag():
+    from flagtrace.adapters.sglang import rename_hints
+
+    assert rename_hints(["--mamba-scheduler-strategy"], "0.5.23") == {
+        "--mamba-scheduler-strategy": "renamed to --mamba-radix-cache-strategy in 0.5.14 "
+                                      "(the old name was removed in 0.5.20)"}
+    assert rename_hints(["--mamba-scheduler-strategy"], "0.5.15") == {}  # still an accepted alias
+    assert rename_hints(["--page-sise"], "0.5.23") == {}

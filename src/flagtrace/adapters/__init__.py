@@ -19,3 +19,13 @@ def choose_adapter(target, opts):
         if adapter_class.matches(target, opts):
             return adapter_class()
     return GenericAdapter()
+
+
+def annotate(analysis):
+    """Let the adapter that produced a trace add what only it knows (e.g. flag renames)."""
+    name = (analysis.get("adapter") or {}).get("name")
+    if name == SGLangAdapter.name:
+        from .sglang import annotate as sglang_annotate
+
+        sglang_annotate(analysis)
+    return analysis

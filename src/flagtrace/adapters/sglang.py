@@ -1,8 +1,14 @@
 """SGLang (tool side): recognise its entry points and check what can be checked before
 starting a multi-second import. Release-specific knowledge lives in probe/adapters/sglang.py,
 which runs where SGLang is installed and reads the release there."""
+import functools
 import json
 import os
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 from ..exitcodes import ExitCode, FlagtraceError
 
@@ -70,3 +76,45 @@ def check_model_path(args):
             json.load(fh)
     except (ValueError, UnicodeDecodeError) as exc:
         raise FlagtraceError("%s is not valid JSON: %s" % (config, exc), ExitCode.USAGE)
+
+
+RENAMES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "sglang_renames.toml")
+
+
+@functools.lru_cache(maxsize=1)
+def renames():
+    with open(RENAMES, "rb") as fh:
+        return tomllib.load(fh)["renames"]
+
+
+def _version(text):
+    parts = []
+    for piece in (text or "0").split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def rename_hints(flags, version):
+    """flag -> help for flags this release refused that another release knows under a new name."""
+    v = _version(version)
+    out = {}
+    for flag in flags:
+        for old, new, alias_from, removed_in in renames():
+            new_flag = new.split("=", 1)[0]
+            if flag == old and removed_in and v >= _version(removed_in):
+                out[flag] = "renamed to %s in %s (the old name was removed in %s)" % (new, alias_from, removed_in)
+            elif flag == new_flag and v < _version(alias_from):
+                out[flag] = ("%s is the %s+ name of %s; SGLang %s knows only %s"
+                             % (new_flag, alias_from, old, version, old))
+    return out
+
+
+def annotate(analysis):
+    """Release-specific help the generic analysis cannot give (flag renames)."""
+    error = analysis.get("error") or {}
+    adapter = analysis.get("adapter") or {}
+    if error.get("kind") == "argparse" and adapter.get("name") == "sglang":
+        hints = rename_hints(error.get("unknown", []), adapter.get("version"))
+        if hints:
+            error["renamed"] = hints
