@@ -12,6 +12,7 @@ from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
 from .launch.local import run_probe, stderr_tail
 from .launch import remote
+from .progress import Progress
 from .report import jsonreport
 from .report.paths import short_path
 
@@ -105,7 +106,7 @@ def obtain_trace(opts, command, err):
         if gpus.real_gpus_present() and not opts.via:
             err.write("flagtrace: warning: this machine has real GPUs; --gpu %s replaces them in the "
                       "traced process\n" % opts.gpu)
-    progress = _Progress(err, target)
+    progress = Progress(err, target.describe())
     try:
         result = remote.launcher(opts)(target, request, opts.timeout, env=adapter.environment(target, opts),
                                        on_wait=progress.tick if progress.enabled else None)
@@ -115,29 +116,6 @@ def obtain_trace(opts, command, err):
     if opts.save_trace:
         tracefile.save(trace, opts.save_trace)
     return trace, result
-
-
-class _Progress:
-    """A one-line spinner on a terminal's stderr while the target runs (imports take seconds)."""
-
-    def __init__(self, err, target):
-        self.enabled = err.isatty()
-        self.err = err
-        self.label = target.describe()
-        self.shown = False
-
-    def tick(self, seconds):
-        if seconds < 0.5:
-            return
-        frames = "|/-\\"
-        self.err.write("\r%s running %s under flagtrace (%.0fs)" % (frames[int(seconds * 4) % 4], self.label, seconds))
-        self.err.flush()
-        self.shown = True
-
-    def done(self):
-        if self.shown:
-            self.err.write("\r\033[K")
-            self.err.flush()
 
 
 def check_outcome(trace, result):

@@ -6,6 +6,8 @@ analyses it (analysis/tree.py) and reports it (report/tree.py).
 import json
 
 from . import gpus
+from . import trace as tracefile
+from .progress import Progress
 from .analysis.tree import analyse_run
 from .exitcodes import ExitCode, FlagtraceError
 from .launch import remote
@@ -42,38 +44,10 @@ def build_request(opts, profile):
 
 
 def load_run(path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise FlagtraceError("run file not found: %s" % path, ExitCode.USAGE)
-    except (UnicodeDecodeError, ValueError):
-        raise FlagtraceError("%s is not a flagtrace run (not JSON)" % path)
-    except OSError as exc:
-        raise FlagtraceError("cannot read %s: %s" % (path, exc.strerror))
+    doc = tracefile.read_json(path, "flagtrace run")
     if not isinstance(doc, dict) or doc.get("schema") != RUN_SCHEMA:
         raise FlagtraceError("%s is not a flagtrace run (%s); flagtrace run --save-trace writes one" % (path, RUN_SCHEMA))
     return doc
-
-
-class _Progress:
-    def __init__(self, err, command):
-        self.err = err
-        self.enabled = err.isatty()
-        self.label = " ".join(command)[:60]
-        self.shown = False
-
-    def tick(self, seconds):
-        if seconds < 0.5:
-            return
-        self.err.write("\r%s running %s under flagtrace (%.0fs)" % ("|/-\\"[int(seconds * 4) % 4], self.label, seconds))
-        self.err.flush()
-        self.shown = True
-
-    def done(self):
-        if self.shown:
-            self.err.write("\r\033[K")
-            self.err.flush()
 
 
 def obtain_run(opts, command, err):
@@ -87,7 +61,7 @@ def obtain_run(opts, command, err):
                              "launch.sh", ExitCode.USAGE)
     profile = gpus.choose(opts.gpu, opts.gpu_profile)
     request = build_request(opts, profile)
-    progress = _Progress(err, command)
+    progress = Progress(err, " ".join(command)[:60])
     try:
         doc = run_tree(command, request, opts.timeout, on_wait=progress.tick if progress.enabled else None,
                        via=opts.via, python=opts.python)

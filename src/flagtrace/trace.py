@@ -7,17 +7,21 @@ from .probe.tracebuild import SCHEMA
 REQUIRED = ("schema", "target", "outcome", "objects", "events")
 
 
-def load(path):
+def read_json(path, what="flagtrace trace"):
+    """The JSON document in ``path``, or one clear error saying why it is not a ``what``."""
     try:
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+            return json.load(fh)
     except FileNotFoundError:
-        raise FlagtraceError("trace file not found: %s" % path, ExitCode.USAGE)
+        raise FlagtraceError("%s file not found: %s" % (what.split()[-1], path), ExitCode.USAGE)
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise FlagtraceError("%s is not a flagtrace trace (not JSON)" % path)
+        raise FlagtraceError("%s is not a %s (not JSON)" % (path, what))
     except OSError as exc:
         raise FlagtraceError("cannot read %s: %s" % (path, exc.strerror))
-    return check(doc, path)
+
+
+def load(path):
+    return check(read_json(path), path)
 
 
 def check(doc, where="trace"):
