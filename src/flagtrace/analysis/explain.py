@@ -76,6 +76,7 @@ class Explainer:
                 self.logs_by_frame.setdefault(_call_key(e), []).append(e)
         self.logs_by_write = self._attach_logs(writes)
         self.hardware = [e for e in self.events if e["kind"] == "hw"]
+        self.decls = {e["seq"]: e for e in self.events if e["kind"] == "decl"}
         self._provenance_cache = {}
 
     def _attach_logs(self, writes):
@@ -117,6 +118,11 @@ class Explainer:
                 value = (parse.get("namespace") or {}).get(ex["dest"])
                 out[ex["dest"]] = {"option": ex["option"], "typed": ex["typed"], "source": source,
                                    "value": value}
+                # another option writing the same field: the flag typed is an alias of it
+                others = [max(a["options"], key=len) for a in parse.get("actions", [])
+                          if a["dest"] == ex["dest"] and ex["option"] not in a["options"] and a["options"]]
+                if others:
+                    out[ex["dest"]]["alias_of"] = others[0]
         return out
 
     # -- per field -----------------------------------------------------------------
@@ -143,9 +149,39 @@ class Explainer:
         }
         if request is not None:
             report["requested"] = {"option": request["option"], "typed": request["typed"]}
+            if request.get("alias_of"):
+                report["requested"]["alias_of"] = request["alias_of"]
+        if self.decls:
+            declarations = self.declarations_of(field)
+            if declarations:
+                report["declarations"] = declarations
         if changes and _same(start, final):
             report["note"] = "changed and changed back"
         return report
+
+    def declared_change(self, write, decl):
+        """A value applied from a declaration: credited to the code that declared it."""
+        decider = decl.get("decider") or decl.get("slot") or {}
+        slot = decl.get("slot") or {}
+        at = {k: decider.get(k) for k in ("func", "file", "line", "src")}
+        report = {"seq": write["seq"], "old": write.get("old"), "new": write["new"], "how": "declared",
+                  **at, "stack": [slot] if slot else [],
+                  "declared": {"source": decl["source"], "seq": decl["seq"],
+                               "slot": {k: slot.get(k) for k in ("func", "file", "line")},
+                               "applied": _where(write)}}
+        report.update(self.explain_line(at["file"], at["line"], decl["seq"], {}, stack=report["stack"]))
+        attached = self.logs_by_write.get(write["seq"], [])
+        report["logs"] = [{"level": e["level"], "logger": e["logger"], "message": e["message"],
+                           "line": e["at"]["line"]} for e in attached if e["kind"] == "log"]
+        report["env"] = []
+        return report
+
+    def declarations_of(self, field):
+        """Every declaration of ``field`` in order; all but the last were superseded."""
+        found = [d for d in self.decls.values() if field in d["fields"]]
+        return [{"seq": d["seq"], "source": d["source"], "value": d["fields"][field],
+                 "decider": d.get("decider"), "slot": d.get("slot"), "superseded": i < len(found) - 1}
+                for i, d in enumerate(found)]
 
     def brief_change(self, write):
         """A change in the middle of a long run of changes: what and where, not why."""
@@ -153,6 +189,9 @@ class Explainer:
                 **_where(write), "brief": True}
 
     def change_report(self, write):
+        decl = self.decls.get(write.get("decl"))
+        if decl is not None:
+            return self.declared_change(write, decl)
         at = _where(write)
         report = {"seq": write["seq"], "old": write.get("old"), "new": write["new"],
                   "how": write["how"], **at, "stack": write.get("stack", [])}
@@ -207,7 +246,25 @@ class Explainer:
         else:
             last = self.history.last_before(field, seq)
             value = last["new"] if last else self.final.get(field)
-        reads.append({"field": field, "value": value, "via": via, **self.provenance(field, seq)})
+        read = {"field": field, "value": value, "via": via, **self.provenance(field, seq)}
+        pending = self._pending_declaration(field, seq)
+        if pending is not None:
+            read["declared"] = pending
+        reads.append(read)
+
+    def _pending_declaration(self, field, seq):
+        """A declaration of ``field`` made before ``seq`` but not applied yet: code that reads
+        through a resolved view (``view.page_size``) sees this value, not the field's own."""
+        if not self.decls:
+            return None
+        applied = [w for w in self.history.by_field.get(field, []) if w.get("decl") and w["seq"] < seq]
+        if applied:
+            return None
+        found = [d for d in self.decls.values() if d["seq"] < seq and field in d["fields"]]
+        if not found:
+            return None
+        d = found[-1]
+        return {"value": d["fields"][field], "source": d["source"], "decider": d.get("decider")}
 
     def provenance(self, field, seq):
         """Where the value of ``field`` as of ``seq`` came from."""
@@ -338,8 +395,9 @@ class Explainer:
         # a whole, unless it was replaced.
         nested = {o["path"] for o in self.trace.get("objects", [])
                   if o.get("root") == self.root and o.get("parent") is not None}
-        names = [f for f in sorted(self.fields)
-                 if f not in nested or any(w["how"] != "init" for w in self.history.by_field.get(f, []))]
+        # Private attributes (``_resolved_overrides``) are the program's plumbing, not its config.
+        names = [f for f in sorted(self.fields) if not f.startswith("_") and ("._" not in f)
+                 and (f not in nested or any(w["how"] != "init" for w in self.history.by_field.get(f, [])))]
         fields = [self.field_report(f) for f in names]
         fields.sort(key=lambda r: (VERDICT_ORDER.index(r["verdict"]), r["field"]))
         counts = {v: sum(1 for r in fields if r["verdict"] == v) for v in VERDICT_ORDER}

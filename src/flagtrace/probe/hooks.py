@@ -11,7 +11,7 @@ import warnings
 
 from .recorder import frame_info
 
-_SKIP_FILES = (os.path.dirname(logging.__file__), warnings.__file__.rsplit(".", 1)[0],
+_SKIP_FILES = (os.path.dirname(logging.__file__), warnings.__file__.rsplit(".", 1)[0], "<frozen os>",
                os.__file__.rsplit(".", 1)[0], os.path.dirname(os.path.abspath(__file__)))
 
 

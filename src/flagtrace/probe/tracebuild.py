@@ -35,6 +35,8 @@ class TraceBuilder:
         self.logging_on = True
         self.env_on = True
         self._sites = {}
+        self._decls = []
+        self.declaring = None  # field -> declaration seq while declarations are being applied
         self.recorder = None
         self.written = False
         self._logs = 0
@@ -71,6 +73,8 @@ class TraceBuilder:
         field = w.dotted(name)
         event = {"kind": "write", "seq": self._next(), "obj": w.root.oid, "field": field,
                  "how": how, "new": describe(new, name)}
+        if self.declaring is not None and how != "init" and w.root is w and field in self.declaring:
+            event["decl"] = self.declaring[field]
         if old is not _MISSING:
             event["old"] = describe(old, name)
         if frame is not None and how != "init" and self._seen_site(frame, line) > _FULL_PER_SITE:
@@ -99,6 +103,29 @@ class TraceBuilder:
         count = self._sites.get(key, 0) + 1
         self._sites[key] = count
         return count
+
+    # -- declarations (frameworks that declare decisions and apply them later) ----------
+    def declaration(self, source, declared, decider, slot_frame):
+        event = {"kind": "decl", "seq": self._next(), "source": source,
+                 "fields": {k: describe(v, k) for k, v in dict(declared).items()},
+                 "decider": decider, "slot": frame_info(slot_frame) if slot_frame is not None else None}
+        if decider and decider.get("file"):
+            import linecache
+            decider["src"] = linecache.getline(decider["file"], decider["line"]).strip()
+            self.files.add(decider["file"])
+        if event["slot"]:
+            self.files.add(event["slot"]["file"])
+        self._decls.append(event)
+        self._add(event)
+        return event["seq"]
+
+    def find_declaration(self, source, declared):
+        """The latest recorded declaration with this source and these values (its seq)."""
+        wanted = {k: describe(v, k)["repr"] for k, v in dict(declared).items()}
+        for event in reversed(self._decls):
+            if event["source"] == source and {k: v["repr"] for k, v in event["fields"].items()} == wanted:
+                return event["seq"]
+        return None
 
     # -- hooks callbacks ----------------------------------------------------------
     def parsed(self, parser, args, namespace, explicit, actions, frame):

@@ -107,11 +107,21 @@ class TerminalReport:
 
     def change(self, ch, indent="    "):
         where = "%s:%s" % (short_path(ch.get("file"), self.a), ch.get("line"))
-        how = {"inplace": " (changed in place)", "bypass": " (object.__setattr__)"}.get(ch["how"], "")
+        how = {"inplace": " (changed in place)", "bypass": " (object.__setattr__)",
+               "declared": " (declared)"}.get(ch["how"], "")
         self.p("%s[cyan]%s[/cyan]  %s%s" % (indent, escape(ch.get("func") or "?"), escape(where), how))
         self.p("%s  %s → %s" % (indent, escape(_val(ch.get("old"))), escape(_val(ch.get("new")))))
         if ch.get("statement") or ch.get("src"):
             self.p("%s  [dim]%s[/dim]" % (indent, escape(ch.get("statement") or ch["src"])))
+        declared = ch.get("declared")
+        if declared:
+            slot, applied = declared["slot"], declared["applied"]
+            source = "" if declared["source"] == ch.get("func") else " (declared as %s)" % declared["source"]
+            self.p("%s  [dim]declared%s at %s %s:%s; applied by %s %s:%s[/dim]" % (
+                indent, escape(source), escape(slot.get("func") or "?"),
+                escape(os.path.basename(slot.get("file") or "?")), slot.get("line"),
+                escape(applied.get("func") or "?"), escape(os.path.basename(applied.get("file") or "?")),
+                applied.get("line")))
         self.explanation(ch, indent + "  ")
 
     def explanation(self, item, indent):
@@ -128,6 +138,11 @@ class TerminalReport:
                                                              escape(_val(r["value"]))))
                 continue
             via = " via %s" % r["via"] if r.get("via") else ""
+            if r.get("declared"):
+                d = r["declared"]
+                where = d.get("decider") or {}
+                via += "; declared %s by %s (%s:%s), which a resolved view reads" % (
+                    _val(d["value"]), d["source"], os.path.basename(where.get("file") or "?"), where.get("line"))
             self.p("%s%s %s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["field"]), escape(_val(r["value"])),
                                                        escape(_origin_text(r)), escape(via)))
         for i, h in enumerate(item.get("hardware") or []):
@@ -194,6 +209,11 @@ class TerminalReport:
         self.p()
         names = ", ".join("%s=%s" % (f["field"], _val(f["final"])) for f in items)
         self.p("[green bold]HONOURED[/green bold] (%d): %s" % (len(items), escape(names)))
+        for f in self.a["fields"]:
+            req = f.get("requested") or {}
+            if req.get("alias_of"):
+                self.p("  [dim]%s was given as %s, an alias of %s[/dim]" % (
+                    escape(f["field"]), escape(req["typed"]), escape(req["alias_of"])))
 
     def error(self):
         e = self.a.get("error")

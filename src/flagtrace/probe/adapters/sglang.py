@@ -6,16 +6,21 @@ resolved object. Its return is the stop point: the HTTP server and engine are no
 Standard library only, Python >= 3.9.
 """
 import functools
+import os
 import sys
 
 from .. import hooks
 
 WATCH = "sglang.srt.server_args:ServerArgs"
+_PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (first, last) release of each resolution mechanism this adapter knows.
 MECHANISMS = [
     {"name": "dataclass __post_init__", "first": (0, 5, 10), "last": (0, 5, 12),
      "tested": ["0.5.10.post1", "0.5.11", "0.5.12"],
      "stop_after": "sglang.srt.server_args:prepare_server_args"},
+    {"name": "dataclass __post_init__ + declaration stash", "first": (0, 5, 15), "last": (0, 5, 18),
+     "tested": ["0.5.15"], "stop_after": "sglang.srt.server_args:prepare_server_args",
+     "declarations": "sglang.srt.arg_groups.overrides"},
 ]
 # Hardware predicates whose answers decide backends; they are lru_cached, so torch is asked
 # once and the answer is reused: record every call, with the code that asked.
@@ -79,6 +84,8 @@ def setup(probe):
     probe.imports.on_import("sglang.srt.utils.common", functools.partial(_wrap_helpers, probe))
     probe.imports.on_import("sglang.srt.utils", functools.partial(_wrap_helpers, probe))
     probe.imports.on_import("sglang.srt.environ", functools.partial(_wrap_envs, probe))
+    if mech.get("declarations"):
+        probe.imports.on_import(mech["declarations"], functools.partial(_wrap_declarations, probe))
 
 
 def _wrap_helpers(probe, module):
@@ -122,3 +129,98 @@ def _wrap_envs(probe, module):
         return result
 
     field_class.set = set
+
+
+# -- 0.5.15-0.5.18: decisions declared into a stash, applied at the end ------------------------
+def _call_noting_return(func, *args):
+    """Call ``func`` and note the line it returned from (the decision's own line)."""
+    code = getattr(func, "__code__", None)
+    seen = {}
+
+    def profile(frame, event, arg):
+        if event == "return" and frame.f_code is code:
+            seen["line"] = frame.f_lineno
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        result = func(*args)
+    finally:
+        sys.setprofile(previous)
+    return result, seen.get("line")
+
+
+def _decider(func, line):
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    return {"func": getattr(func, "__qualname__", code.co_name), "file": code.co_filename,
+            "line": line or code.co_firstlineno}
+
+
+def _slot(plumbing_file):
+    """The first frame outside the declaration plumbing (the handler that asked)."""
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename == plumbing_file
+                                 or frame.f_code.co_filename.startswith(_PROBE_DIR)):
+        frame = frame.f_back
+    return frame
+
+
+def _wrap_declarations(probe, module):
+    trace = probe.trace
+    plumbing = module.__file__
+    orig_pass = getattr(module, "run_post_process_pass", None)
+    orig_provider = getattr(module, "_invoke_provider", None)
+    orig_materialize = getattr(module, "materialize_declarations", None)
+    if orig_pass is None or orig_materialize is None:
+        trace.problems.append("sglang adapter: declaration plumbing not found in %s" % module.__name__)
+        return
+
+    def run_post_process_pass(server_args, fn, *args, **kwargs):
+        noted = {}
+
+        def noting(view, *a, **k):
+            result, noted["line"] = _call_noting_return(fn, view, *a, **k)
+            return result
+
+        functools.update_wrapper(noting, fn)
+        stash = getattr(server_args, "_resolved_overrides", None)
+        before = len(stash) if isinstance(stash, list) else 0
+        result = orig_pass(server_args, noting, *args, **kwargs)
+        stash = getattr(server_args, "_resolved_overrides", None)
+        if isinstance(stash, list) and len(stash) > before:
+            source, declared = stash[-1]
+            trace.declaration(source, declared, _decider(fn, noted.get("line")), _slot(plumbing))
+        return result
+
+    def _invoke_provider(fn, server_args, hf_config):
+        noted = {}
+
+        def noting(*a):
+            result, noted["line"] = _call_noting_return(fn, *a)
+            return result
+
+        functools.update_wrapper(noting, fn)
+        declared = orig_provider(noting, server_args, hf_config)
+        if declared:
+            trace.declaration(getattr(fn, "__qualname__", repr(fn)), declared,
+                              _decider(fn, noted.get("line")), _slot(plumbing))
+        return declared
+
+    def materialize_declarations(server_args):
+        applied = {}
+        for source, declared in getattr(server_args, "_resolved_overrides", None) or ():
+            for field in declared:
+                applied[field] = trace.find_declaration(source, declared)
+        trace.declaring = applied
+        try:
+            return orig_materialize(server_args)
+        finally:
+            trace.declaring = None
+
+    module.run_post_process_pass = run_post_process_pass
+    module.materialize_declarations = materialize_declarations
+    if orig_provider is not None:
+        module._invoke_provider = _invoke_provider
+
