@@ -179,7 +179,12 @@ class Agent:
         finally:
             if self.proc is not None and self.proc.poll() is None:
                 kill_tree(self.proc)
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            # processes killed a moment ago may still be writing into it: retry briefly
+            for _ in range(60):
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                if not os.path.exists(self.workdir):
+                    break
+                time.sleep(0.05)
             self.out.send(b"D", b"")
 
     def _subst(self, value, names):
