@@ -132,22 +132,24 @@ def _wrap_envs(probe, module):
 
 
 # -- 0.5.15-0.5.18: decisions declared into a stash, applied at the end ------------------------
-def _call_noting_return(func, *args):
-    """Call ``func`` and note the line it returned from (the decision's own line)."""
+def _noting_return(func, noted):
+    """``func`` wrapped so that ``noted["line"]`` gets the line it returned from (the decision's
+    own line: a pass or provider has returned before the plumbing records its declaration)."""
     code = getattr(func, "__code__", None)
-    seen = {}
 
-    def profile(frame, event, arg):
-        if event == "return" and frame.f_code is code:
-            seen["line"] = frame.f_lineno
+    def noting(*args, **kwargs):
+        def profile(frame, event, arg):
+            if event == "return" and frame.f_code is code:
+                noted["line"] = frame.f_lineno
 
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        result = func(*args)
-    finally:
-        sys.setprofile(previous)
-    return result, seen.get("line")
+        previous = sys.getprofile()
+        sys.setprofile(profile)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            sys.setprofile(previous)
+
+    return functools.update_wrapper(noting, func)
 
 
 def _decider(func, line):
@@ -179,15 +181,9 @@ def _wrap_declarations(probe, module):
 
     def run_post_process_pass(server_args, fn, *args, **kwargs):
         noted = {}
-
-        def noting(view, *a, **k):
-            result, noted["line"] = _call_noting_return(fn, view, *a, **k)
-            return result
-
-        functools.update_wrapper(noting, fn)
         stash = getattr(server_args, "_resolved_overrides", None)
         before = len(stash) if isinstance(stash, list) else 0
-        result = orig_pass(server_args, noting, *args, **kwargs)
+        result = orig_pass(server_args, _noting_return(fn, noted), *args, **kwargs)
         stash = getattr(server_args, "_resolved_overrides", None)
         if isinstance(stash, list) and len(stash) > before:
             source, declared = stash[-1]
@@ -196,13 +192,7 @@ def _wrap_declarations(probe, module):
 
     def _invoke_provider(fn, server_args, hf_config):
         noted = {}
-
-        def noting(*a):
-            result, noted["line"] = _call_noting_return(fn, *a)
-            return result
-
-        functools.update_wrapper(noting, fn)
-        declared = orig_provider(noting, server_args, hf_config)
+        declared = orig_provider(_noting_return(fn, noted), server_args, hf_config)
         if declared:
             trace.declaration(getattr(fn, "__qualname__", repr(fn)), declared,
                               _decider(fn, noted.get("line")), _slot(plumbing))
