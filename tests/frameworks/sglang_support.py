@@ -25,8 +25,16 @@ HEADLINE = ["--model-path", QWEN36, "--speculative-algorithm", "EAGLE", "--specu
 def releases():
     chosen = os.environ.get("FLAGTRACE_SGLANG")
     if chosen:
-        return (chosen,)
+        return tuple(r for r in RELEASES if r == chosen)
     return RELEASES
+
+
+def pick(preferred="0.5.11"):
+    """One release of the old generation for a test that needs just one."""
+    chosen = releases()
+    if not chosen:
+        pytest.skip("FLAGTRACE_SGLANG selects a release these tests do not cover", allow_module_level=True)
+    return preferred if preferred in chosen else chosen[0]
 
 
 def python_for(version):

@@ -35,7 +35,10 @@ def test_headline_auto_strategy_is_credited_to_the_pass_that_declared_it():
     change, declared = declared_change(run, "mamba_radix_cache_strategy")
     assert change["func"] == "_mamba_radix_cache_resolution"
     assert change["file"].endswith(os.path.join("arg_groups", "overrides.py"))
-    assert change["line"] == 1048
+    # the line that stored the value in the pass's returned dict, not its `return declared`
+    assert change["line"] == 1044
+    assert change["statement"] == 'declared["mamba_radix_cache_strategy"] = "extra_buffer"'
+    assert [c["line"] for c in change["conditions"]][-2:] == [1038, 1041]
     assert declared["slot"]["func"] == "ServerArgs._handle_mamba_radix_cache"
     assert declared["slot"]["line"] == 4289
     assert declared["applied"]["func"] == "materialize_declarations"
@@ -51,7 +54,10 @@ def test_page_size_forced_to_1_on_b200_by_the_model_override_without_a_log_line(
     assert (page["initial"]["value"], page["final"]["value"]) == (64, 1)
     change, declared = declared_change(run, "page_size")
     assert change["func"] == "_qwen3_5_hybrid_overrides"
-    assert change["line"] == 813 and '"page_size"' in change["statement"]
+    assert change["line"] == 815 and '"page_size"' in change["statement"]
+    ternary = change["conditions"][-1]
+    assert (ternary["keyword"], ternary["holds"]) == ("ternary", False), ternary
+    assert {"local": "sm100_default_attn_backend", "value": {"repr": "'triton'"}} in change["reads"]
     assert declared["slot"]["func"] == "ServerArgs._handle_model_specific_adjustments"
     assert declared["slot"]["line"] == 3840
     assert change["logs"] == []

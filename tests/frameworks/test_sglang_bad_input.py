@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from sglang_support import LLAMA3, MODELS, ROOT, python_for, releases
+from sglang_support import LLAMA3, MODELS, ROOT, pick, python_for
 
 TOOL_PYTHON = sys.executable  # the tool's own venv: no SGLang in it
 
@@ -83,7 +83,7 @@ def test_gpu_on_machine_with_real_gpus_warns(monkeypatch, capsys):
 
 
 def test_unknown_flag_is_explained_with_closest_flags():
-    version = "0.5.11" if "0.5.11" in releases() else releases()[0]
+    version = pick()
     proc = flagtrace("explain", "--format", "json", "--gpu", "H100", "--", python_for(version), "-m",
                      "sglang.launch_server", "--model-path", LLAMA3, "--page-sise", "64")
     assert proc.returncode == 2, proc.stderr
@@ -96,7 +96,7 @@ def test_unknown_flag_is_explained_with_closest_flags():
 
 
 def test_new_flag_name_on_an_older_release_is_explained_with_the_rename():
-    version = "0.5.11" if "0.5.11" in releases() else releases()[0]
+    version = pick()
     proc = flagtrace("explain", "--format", "json", "--gpu", "H100", "--", python_for(version), "-m",
                      "sglang.launch_server", "--model-path", LLAMA3, "--mamba-radix-cache-strategy", "extra_buffer")
     assert proc.returncode == 2, proc.stderr

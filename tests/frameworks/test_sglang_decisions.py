@@ -1,7 +1,7 @@
 """Decisions SGLang makes on its own, checked on the real releases with simulated GPUs."""
 import pytest
 
-from sglang_support import LLAMA3, QWEN36, line_in, releases, run_sglang
+from sglang_support import LLAMA3, QWEN36, line_in, pick, releases, run_sglang
 
 PAGE_SIZE_TO_1 = {"0.5.11": 2427, "0.5.12": 2542}
 
@@ -72,7 +72,7 @@ EXPECTED_BACKEND = {
 
 @pytest.mark.parametrize("gpu", sorted(EXPECTED_BACKEND))
 def test_attention_backend_depends_on_gpu(gpu):
-    version = "0.5.11" if "0.5.11" in releases() else releases()[0]
+    version = pick()
     run = run_sglang(version, ["--model-path", LLAMA3], gpu=gpu)
     assert run.rc == 0, run
     backend, question = EXPECTED_BACKEND[gpu]

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from sglang_support import LLAMA3, ROOT, overlay_file, python_for, releases
+from sglang_support import LLAMA3, ROOT, overlay_file, pick, python_for
 
-VERSION = "0.5.11" if "0.5.11" in releases() else releases()[0]
+VERSION = pick()
 ENVS = os.path.join(ROOT, ".envs", "sglang")
 
 

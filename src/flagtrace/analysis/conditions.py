@@ -4,6 +4,7 @@ import dataclasses
 import functools
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_NOTHING = object()
 
 
 @dataclasses.dataclass
@@ -13,6 +14,7 @@ class Condition:
     holds: object  # True / False / None (unknown)
     line: int
     node: object = dataclasses.field(repr=False, compare=False, default=None)
+    choice: object = dataclasses.field(repr=False, compare=False, default=None)  # a ternary's IfExp
 
     def negated(self):
         """The test as it held when it was false, written the way a person would."""
@@ -206,7 +208,7 @@ def _walk(text, stmts, line, chain):
         else:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.IfExp) and _contains(node, line):
-                    chain.append(Condition("ternary", _src(text, node.test), None, node.lineno, node.test))
+                    chain.append(Condition("ternary", _src(text, node.test), None, node.lineno, node.test, node))
                     break
         return
 
@@ -342,3 +344,69 @@ def _bound_names(target):
     if isinstance(target, ast.Starred):
         return _bound_names(target.value)
     return []
+
+
+def key_line(text, line, key, ran=()):
+    """The line that stored ``key`` in the mapping a function returned from ``line``: a
+    ``d["key"] = v`` assignment, a ``"key": v`` entry of a dict literal or a ``key=v`` keyword.
+    Among several, the one whose statement ran last (``ran``: the lines the call executed, in
+    order); without them, the last one before ``line``. None when the function stores no such key."""
+    index = source_index(text) if text else None
+    func = index.function_at(line) if index is not None else None
+    if func is None:
+        return None
+    found = []
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
+                        and target.slice.value == key):
+                    found.append(node.lineno)
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value == key:
+                    found.append(v.lineno)
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == key:
+                    found.append(kw.value.lineno)
+    if not found:
+        return None
+    order = {}
+    for i, n in enumerate(ran):
+        order[n] = i
+    if order:
+        def last_run(n):
+            return max((order[m] for m in statement_lines(text, n) | {n} if m in order), default=-1)
+
+        best = max(found, key=last_run)
+        if last_run(best) >= 0:
+            return best
+    before = [n for n in found if n <= line]
+    return max(before) if before else None
+
+
+def ternary_holds(ifexp, value=_NOTHING, local_reprs=None):
+    """Which way ``a if test else b`` went: from the value it produced when exactly one branch
+    is a constant equal to it, else from a comparison of a local with a constant. None: unknown."""
+    if value is not _NOTHING:
+        def matches(node):
+            return isinstance(node, ast.Constant) and type(node.value) is type(value) and node.value == value
+
+        body, orelse = matches(ifexp.body), matches(ifexp.orelse)
+        if body != orelse:
+            return body
+    test = ifexp.test
+    if (local_reprs and isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.left, ast.Name) and test.left.id in local_reprs
+            and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot))):
+        try:
+            left = ast.literal_eval(local_reprs[test.left.id])
+        except (ValueError, SyntaxError):
+            return None
+        right = test.comparators[0].value
+        same = left is right if isinstance(test.ops[0], (ast.Is, ast.IsNot)) else left == right
+        return same if isinstance(test.ops[0], (ast.Eq, ast.Is)) else not same
+    return None

@@ -4,6 +4,7 @@ The result is a plain dict (``flagtrace/analysis@1``): the terminal, JSON and Ma
 reports all render it, and it is what ``--format json`` writes.
 """
 import bisect
+import dataclasses
 import difflib
 
 from . import conditions as cond
@@ -20,8 +21,18 @@ class FieldHistory:
         for w in writes:
             self.by_field.setdefault(w["field"], []).append(w)
         # Writes that changed something: the initial value and every write whose value differs.
-        self.effective = {f: [w for w in ws if w["how"] == "init" or not _same(w.get("old"), w["new"])]
-                          for f, ws in self.by_field.items()}
+        # A second "init" of a nested field is the first value of the object that replaced its
+        # parent: a change when the value differs.
+        self.effective = {}
+        for f, ws in self.by_field.items():
+            kept = []
+            for w in ws:
+                if w["how"] == "init" and kept:
+                    if not _same(kept[-1]["new"], w["new"]):
+                        kept.append(dict(w, how="replaced", old=kept[-1]["new"]))
+                elif w["how"] == "init" or not _same(w.get("old"), w["new"]):
+                    kept.append(w)
+            self.effective[f] = kept
         self._seqs = {f: [w["seq"] for w in ws] for f, ws in self.effective.items()}
 
     def last_before(self, field, seq):
@@ -129,9 +140,12 @@ class Explainer:
     def field_report(self, field):
         writes = self.history.by_field.get(field, [])
         initial = next((w for w in writes if w["how"] == "init"), None)
-        changes = [w for w in self.history.effective.get(field, []) if w["how"] != "init"]
+        fallback = next((w for w in writes if w["how"] == "fallback"), None)
+        changes = [w for w in self.history.effective.get(field, []) if w["how"] not in ("init", "fallback")]
         final = self.final.get(field) or (writes[-1]["new"] if writes else None)
         start = initial["new"] if initial else (changes[0].get("old") if changes else final)
+        if fallback is not None and not changes:
+            start = fallback["new"]  # no code decided it: the field's own fallback for "unset"
         request = self.requests.get(field)
         if request is not None:
             verdict = "honoured" if _same(start, final) else "overridden"
@@ -140,7 +154,7 @@ class Explainer:
         if request is not None:
             origin = request["source"]
         else:
-            origin = "default"
+            origin = "fallback" if fallback is not None else "default"
         report = {
             "field": field, "verdict": verdict, "origin": origin,
             "initial": start, "final": final,
@@ -155,6 +169,8 @@ class Explainer:
             declarations = self.declarations_of(field)
             if declarations:
                 report["declarations"] = declarations
+        if fallback is not None:
+            report["fallback"] = {"value": fallback["new"], **_where(fallback)}
         if changes and _same(start, final):
             report["note"] = "changed and changed back"
         return report
@@ -164,12 +180,24 @@ class Explainer:
         decider = decl.get("decider") or decl.get("slot") or {}
         slot = decl.get("slot") or {}
         at = {k: decider.get(k) for k in ("func", "file", "line", "src")}
+        stored = None
+        if decider.get("lines"):  # a pass or provider that returned its declaration
+            stored = cond.key_line(self.sources.get(at["file"]), at["line"], write["field"], decider["lines"])
+        if stored and stored != at["line"]:  # the line that put this field's value in the returned mapping
+            at["line"] = stored
+            at["src"] = cond.statement_at(self.sources.get(at["file"]), stored)
+        # Declared by the code that decided, while it ran (not a pass that had returned): the
+        # write carries that frame's stack and locals.
+        direct = all(decider.get(k) == slot.get(k) for k in ("func", "file", "line")) and bool(slot)
+        stack = write.get("stack", []) if direct else ([slot] if slot else [])
         report = {"seq": write["seq"], "old": write.get("old"), "new": write["new"], "how": "declared",
-                  **at, "stack": [slot] if slot else [],
+                  **at, "stack": stack,
                   "declared": {"source": decl["source"], "seq": decl["seq"],
                                "slot": {k: slot.get(k) for k in ("func", "file", "line")},
                                "applied": _where(write)}}
-        report.update(self.explain_line(at["file"], at["line"], decl["seq"], {}, stack=report["stack"]))
+        report.update(self.explain_line(at["file"], at["line"], decl["seq"],
+                                         write.get("locals", {}) if direct else decider.get("locals", {}),
+                                         stack=stack, value=write["new"]))
         attached = self.logs_by_write.get(write["seq"], [])
         report["logs"] = [{"level": e["level"], "logger": e["logger"], "message": e["message"],
                            "line": e["at"]["line"]} for e in attached if e["kind"] == "log"]
@@ -188,7 +216,26 @@ class Explainer:
         return {"seq": write["seq"], "old": write.get("old"), "new": write["new"], "how": write["how"],
                 **_where(write), "brief": True}
 
+    def replaced_change(self, write):
+        """A nested field's new value because the object holding it was replaced: explained by
+        the write that replaced it."""
+        parent = self._replacing_write(write)
+        if parent is None:
+            return self.brief_change(write)
+        report = self.change_report(parent)
+        report.update({"seq": write["seq"], "old": write.get("old"), "new": write["new"], "how": "replaced",
+                       "replaced": parent["field"]})
+        return report
+
+    def _replacing_write(self, write):
+        field = write["field"]
+        parents = [w for f, ws in self.history.by_field.items() if field.startswith(f + ".")
+                   for w in ws if w["how"] != "init" and w["seq"] < write["seq"]]
+        return max(parents, key=lambda w: w["seq"]) if parents else None
+
     def change_report(self, write):
+        if write["how"] == "replaced":
+            return self.replaced_change(write)
         decl = self.decls.get(write.get("decl"))
         if decl is not None:
             return self.declared_change(write, decl)
@@ -196,7 +243,7 @@ class Explainer:
         report = {"seq": write["seq"], "old": write.get("old"), "new": write["new"],
                   "how": write["how"], **at, "stack": write.get("stack", [])}
         report.update(self.explain_line(at["file"], at["line"], write["seq"], write.get("locals", {}),
-                                         write.get("frame"), stack=write.get("stack", ())))
+                                         write.get("frame"), stack=write.get("stack", ()), value=write["new"]))
         attached = self.logs_by_write.get(write["seq"], [])
         report["logs"] = [
             {"level": e["level"], "logger": e["logger"], "message": e["message"], "line": e["at"]["line"]}
@@ -206,8 +253,9 @@ class Explainer:
                          for e in attached if e["kind"] == "env"]
         return report
 
-    def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=()):
-        """Conditions leading to ``path:line``, and the provenance of what they read."""
+    def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=(), value=None):
+        """Conditions leading to ``path:line``, and the provenance of what they read. ``value``:
+        what the line produced (tells which way a ternary on it went)."""
         text = self.sources.get(path)
         if not text or not line:
             return {"conditions": [], "reads": [], "hardware": []}
@@ -216,6 +264,10 @@ class Explainer:
         statement = cond.statement_at(text, line)
         conditions, reads, seen = [], [], set()
         for c in chain:
+            if c.keyword == "ternary" and c.holds is None and c.choice is not None:
+                known = value and (value.get("value") is not None or value.get("repr") == "None")
+                produced = value["value"] if known else cond._NOTHING
+                c = dataclasses.replace(c, holds=cond.ternary_holds(c.choice, produced, locals_))
             conditions.append({"keyword": c.keyword, "test": c.test, "holds": c.holds, "line": c.line,
                                "text": c.text()})
             if c.node is None:
@@ -270,12 +322,20 @@ class Explainer:
         """Where the value of ``field`` as of ``seq`` came from."""
         last = self.history.last_before(field, seq)
         request = self.requests.get(field)
-        if last is None or last["how"] == "init":
+        if last is None or last["how"] in ("init", "fallback"):
             if request is not None:
                 return {"origin": request["source"], "option": request["typed"], "set_by": None}
-            return {"origin": "default", "set_by": None}
-        return {"origin": "decided", "set_by": _where(last),
-                "was": last.get("old"), "requested": request["typed"] if request else None}
+            return {"origin": "fallback" if last and last["how"] == "fallback" else "default", "set_by": None}
+        if last["how"] == "replaced":
+            last = dict(self._replacing_write(last) or last, old=last.get("old"))
+        out = {"origin": "decided", "set_by": _where(last),
+               "was": last.get("old"), "requested": request["typed"] if request else None}
+        decl = self.decls.get(last.get("decl"))
+        if decl is not None:  # applied from a declaration: the code that declared it set it
+            who = decl.get("decider") or decl.get("slot") or {}
+            out["set_by"] = {k: who.get(k) for k in ("func", "file", "line", "src")}
+            out["declared_as"] = decl["source"]
+        return out
 
     def _caller_lines(self, func, names, stack):
         """A parameter a test read (``gpu_mem``) was computed by the caller: where."""

@@ -99,6 +99,9 @@ def field_names(obj):
 
 
 def field_items(obj):
+    struct_fields = getattr(type(obj), "__struct_fields__", None)
+    if struct_fields is not None:  # a msgspec Struct: its fields live outside any __dict__
+        return [(name, getattr(obj, name, None)) for name in struct_fields]
     d = getattr(obj, "__dict__", None)
     if d is not None:
         return list(d.items())
@@ -167,6 +170,7 @@ class Recorder:
         self.classes = set()
         self.root_classes = set()
         self.depth = 0  # nesting of resolution windows (watched methods running)
+        self.resolving = 0  # an adapter's resolution is running (no window: nothing to diff)
         self.stack = []  # _FrameEntry of traced frames that received a watched object
         self._saved_trace = None
         self._line_codes = {}
@@ -208,7 +212,10 @@ class Recorder:
                 if w is None or not recorder.enabled:
                     return _orig(self, name, value)
                 d = getattr(self, "__dict__", None)
-                old = d.get(name, _MISSING) if d is not None else getattr(self, name, _MISSING)
+                if d is not None and name not in getattr(type(self), "__struct_fields__", ()):
+                    old = d.get(name, _MISSING)
+                else:  # slots, or a msgspec Struct's fields (outside its __dict__)
+                    old = getattr(self, name, _MISSING)
                 _orig(self, name, value)
                 try:
                     recorder.on_write(w, name, old, value, sys._getframe(1), "setattr")

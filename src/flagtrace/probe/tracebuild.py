@@ -37,6 +37,7 @@ class TraceBuilder:
         self._sites = {}
         self._decls = []
         self.declaring = None  # field -> declaration seq while declarations are being applied
+        self.values_of = {}  # class -> items(obj): final values where the fields are not the truth
         self.recorder = None
         self.written = False
         self._logs = 0
@@ -118,6 +119,15 @@ class TraceBuilder:
         self._decls.append(event)
         self._add(event)
         return event["seq"]
+
+    def fallback(self, w, field, value, site):
+        """A value no code wrote: the framework reads it from the field's declared fallback."""
+        event = {"kind": "write", "seq": self._next(), "obj": w.root.oid, "field": w.dotted(field),
+                 "how": "fallback", "old": describe(None, field), "new": describe(value, field)}
+        if site:
+            event["at"] = site
+            self.files.add(site["file"])
+        self._add(event)
 
     def find_declaration(self, source, declared):
         """The latest recorded declaration with this source and these values (its seq)."""
@@ -229,7 +239,8 @@ class TraceBuilder:
             return out
         for w in self.recorder.objects:
             fields = out.setdefault(str(w.root.oid), {})
-            for name, value in field_items(w.obj):
+            items = self.values_of.get(type(w.obj)) if w.root is w else None
+            for name, value in (items or field_items)(w.obj):
                 fields[w.dotted(name)] = describe(value, name)
         return out
 

@@ -27,7 +27,25 @@ def _origin_text(read):
         was = " from %s" % _val(read["was"]) if read.get("was") else ""
         asked = ", overriding %s" % read["requested"] if read.get("requested") else ""
         return "set%s by %s (line %s)%s" % (was, s.get("func"), s.get("line"), asked)
+    if origin == "fallback":
+        return "unset: the field's fallback"
     return "default"
+
+
+def _declared_text(ch, declared):
+    """Where a declared value entered the stash and where it was applied, where those differ
+    from the code that decided."""
+    def at(w):
+        return "%s %s:%s" % (w.get("func") or "?", os.path.basename(w.get("file") or "?"), w.get("line"))
+
+    slot, applied = declared["slot"], declared["applied"]
+    parts = ["declared" + ("" if declared["source"] == ch.get("func") else " as %s" % declared["source"])]
+    here = (ch.get("func"), ch.get("file"), ch.get("line"))
+    if (slot.get("func"), slot.get("file"), slot.get("line")) != here:
+        parts[0] += " at %s" % at(slot)
+    if applied.get("func") and (applied.get("func"), applied.get("line")) != (slot.get("func"), slot.get("line")):
+        parts.append("applied by %s" % at(applied))
+    return None if parts == ["declared"] else "; ".join(parts)
 
 
 def _with_skips(changes):
@@ -109,19 +127,16 @@ class TerminalReport:
         where = "%s:%s" % (short_path(ch.get("file"), self.a), ch.get("line"))
         how = {"inplace": " (changed in place)", "bypass": " (object.__setattr__)",
                "declared": " (declared)"}.get(ch["how"], "")
+        if ch.get("replaced"):
+            how = " (replaced %s)" % ch["replaced"]
         self.p("%s[cyan]%s[/cyan]  %s%s" % (indent, escape(ch.get("func") or "?"), escape(where), how))
         self.p("%s  %s → %s" % (indent, escape(_val(ch.get("old"))), escape(_val(ch.get("new")))))
         if ch.get("statement") or ch.get("src"):
             self.p("%s  [dim]%s[/dim]" % (indent, escape(ch.get("statement") or ch["src"])))
         declared = ch.get("declared")
-        if declared:
-            slot, applied = declared["slot"], declared["applied"]
-            source = "" if declared["source"] == ch.get("func") else " (declared as %s)" % declared["source"]
-            self.p("%s  [dim]declared%s at %s %s:%s; applied by %s %s:%s[/dim]" % (
-                indent, escape(source), escape(slot.get("func") or "?"),
-                escape(os.path.basename(slot.get("file") or "?")), slot.get("line"),
-                escape(applied.get("func") or "?"), escape(os.path.basename(applied.get("file") or "?")),
-                applied.get("line")))
+        text = _declared_text(ch, declared) if declared else None
+        if text:
+            self.p("%s  [dim]%s[/dim]" % (indent, escape(text)))
         self.explanation(ch, indent + "  ")
 
     def explanation(self, item, indent):
@@ -276,6 +291,10 @@ class TerminalReport:
         req = f.get("requested")
         origin = ("%s (%s)" % (req["typed"], "command line" if f["origin"] == "cli" else "config file")
                   if req else "default")
+        if not req and f.get("fallback"):
+            fb = f["fallback"]
+            origin = "the field's fallback for an unset value (%s:%s)" % (short_path(fb.get("file"), self.a),
+                                                                           fb.get("line"))
         self.p("[bold]%s[/bold]: %s   %s → %s" % (escape(f["field"]), f["verdict"], escape(_val(f["initial"])),
                                                   escape(_val(f["final"]))))
         self.p("  initial value from %s" % escape(origin))

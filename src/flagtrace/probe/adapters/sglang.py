@@ -3,6 +3,8 @@
 Releases 0.5.10.post1 - 0.5.12: ``ServerArgs`` is a dataclass that ``__post_init__`` mutates in
 place; ``prepare_server_args`` parses argv (merging ``--config`` files first) and returns the
 resolved object. Its return is the stop point: the HTTP server and engine are not imported yet.
+0.5.15 - 0.5.18 add declarations applied at the end (sglang_declarations.py); 0.5.20 - 0.5.23
+resolve a sealed record by declarations only, in ``resolve_once()`` (sglang_sealed.py).
 Standard library only, Python >= 3.9.
 """
 import functools
@@ -10,9 +12,9 @@ import os
 import sys
 
 from .. import hooks
+from . import sglang_declarations, sglang_sealed
 
 WATCH = "sglang.srt.server_args:ServerArgs"
-_PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (first, last) release of each resolution mechanism this adapter knows.
 MECHANISMS = [
     {"name": "dataclass __post_init__", "first": (0, 5, 10), "last": (0, 5, 12),
@@ -21,6 +23,8 @@ MECHANISMS = [
     {"name": "dataclass __post_init__ + declaration stash", "first": (0, 5, 15), "last": (0, 5, 18),
      "tested": ["0.5.15"], "stop_after": "sglang.srt.server_args:prepare_server_args",
      "declarations": "sglang.srt.arg_groups.overrides"},
+    {"name": "sealed msgspec record, declarations only", "first": (0, 5, 20), "last": (0, 5, 23),
+     "tested": ["0.5.23"], "sealed": True},
 ]
 # Hardware predicates whose answers decide backends; they are lru_cached, so torch is asked
 # once and the answer is reused: record every call, with the code that asked.
@@ -79,13 +83,16 @@ def setup(probe):
             "generic mode still works: --adapter generic --watch %s --stop-at MODULE:FUNCTION"
             % (version, supported_text(), WATCH))}
         probe.finish(3)
-    probe.add_watch(WATCH)
-    probe.add_stop_after(mech["stop_after"])
+    if mech.get("sealed"):
+        sglang_sealed.setup(probe)
+    else:
+        probe.add_watch(WATCH)
+        probe.add_stop_after(mech["stop_after"])
     probe.imports.on_import("sglang.srt.utils.common", functools.partial(_wrap_helpers, probe))
     probe.imports.on_import("sglang.srt.utils", functools.partial(_wrap_helpers, probe))
     probe.imports.on_import("sglang.srt.environ", functools.partial(_wrap_envs, probe))
     if mech.get("declarations"):
-        probe.imports.on_import(mech["declarations"], functools.partial(_wrap_declarations, probe))
+        probe.imports.on_import(mech["declarations"], functools.partial(sglang_declarations.install, probe))
 
 
 def _wrap_helpers(probe, module):
@@ -97,7 +104,7 @@ def _wrap_helpers(probe, module):
 
         def helper(*args, _func=func, _name=name, **kwargs):
             result = _func(*args, **kwargs)
-            if recorder.depth > 0:
+            if recorder.depth > 0 or recorder.resolving:
                 probe.trace.hardware("%s()" % _name, result, sys._getframe(1))
             return result
 
@@ -129,88 +136,3 @@ def _wrap_envs(probe, module):
         return result
 
     field_class.set = set
-
-
-# -- 0.5.15-0.5.18: decisions declared into a stash, applied at the end ------------------------
-def _noting_return(func, noted):
-    """``func`` wrapped so that ``noted["line"]`` gets the line it returned from (the decision's
-    own line: a pass or provider has returned before the plumbing records its declaration)."""
-    code = getattr(func, "__code__", None)
-
-    def noting(*args, **kwargs):
-        def profile(frame, event, arg):
-            if event == "return" and frame.f_code is code:
-                noted["line"] = frame.f_lineno
-
-        previous = sys.getprofile()
-        sys.setprofile(profile)
-        try:
-            return func(*args, **kwargs)
-        finally:
-            sys.setprofile(previous)
-
-    return functools.update_wrapper(noting, func)
-
-
-def _decider(func, line):
-    code = getattr(func, "__code__", None)
-    if code is None:
-        return None
-    return {"func": getattr(func, "__qualname__", code.co_name), "file": code.co_filename,
-            "line": line or code.co_firstlineno}
-
-
-def _slot(plumbing_file):
-    """The first frame outside the declaration plumbing (the handler that asked)."""
-    frame = sys._getframe(2)
-    while frame is not None and (frame.f_code.co_filename == plumbing_file
-                                 or frame.f_code.co_filename.startswith(_PROBE_DIR)):
-        frame = frame.f_back
-    return frame
-
-
-def _wrap_declarations(probe, module):
-    trace = probe.trace
-    plumbing = module.__file__
-    orig_pass = getattr(module, "run_post_process_pass", None)
-    orig_provider = getattr(module, "_invoke_provider", None)
-    orig_materialize = getattr(module, "materialize_declarations", None)
-    if orig_pass is None or orig_materialize is None:
-        trace.problems.append("sglang adapter: declaration plumbing not found in %s" % module.__name__)
-        return
-
-    def run_post_process_pass(server_args, fn, *args, **kwargs):
-        noted = {}
-        stash = getattr(server_args, "_resolved_overrides", None)
-        before = len(stash) if isinstance(stash, list) else 0
-        result = orig_pass(server_args, _noting_return(fn, noted), *args, **kwargs)
-        stash = getattr(server_args, "_resolved_overrides", None)
-        if isinstance(stash, list) and len(stash) > before:
-            source, declared = stash[-1]
-            trace.declaration(source, declared, _decider(fn, noted.get("line")), _slot(plumbing))
-        return result
-
-    def _invoke_provider(fn, server_args, hf_config):
-        noted = {}
-        declared = orig_provider(_noting_return(fn, noted), server_args, hf_config)
-        if declared:
-            trace.declaration(getattr(fn, "__qualname__", repr(fn)), declared,
-                              _decider(fn, noted.get("line")), _slot(plumbing))
-        return declared
-
-    def materialize_declarations(server_args):
-        applied = {}
-        for source, declared in getattr(server_args, "_resolved_overrides", None) or ():
-            for field in declared:
-                applied[field] = trace.find_declaration(source, declared)
-        trace.declaring = applied
-        try:
-            return orig_materialize(server_args)
-        finally:
-            trace.declaring = None
-
-    module.run_post_process_pass = run_post_process_pass
-    module.materialize_declarations = materialize_declarations
-    if orig_provider is not None:
-        module._invoke_provider = _invoke_provider
-
