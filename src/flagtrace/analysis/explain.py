@@ -179,13 +179,7 @@ class Explainer:
         """A value applied from a declaration: credited to the code that declared it."""
         decider = decl.get("decider") or decl.get("slot") or {}
         slot = decl.get("slot") or {}
-        at = {k: decider.get(k) for k in ("func", "file", "line", "src")}
-        stored = None
-        if decider.get("lines"):  # a pass or provider that returned its declaration
-            stored = cond.key_line(self.sources.get(at["file"]), at["line"], write["field"], decider["lines"])
-        if stored and stored != at["line"]:  # the line that put this field's value in the returned mapping
-            at["line"] = stored
-            at["src"] = cond.statement_at(self.sources.get(at["file"]), stored)
+        at = self.decision_site(decl, write["field"])
         # Declared by the code that decided, while it ran (not a pass that had returned): the
         # write carries that frame's stack and locals.
         direct = all(decider.get(k) == slot.get(k) for k in ("func", "file", "line")) and bool(slot)
@@ -198,17 +192,33 @@ class Explainer:
         report.update(self.explain_line(at["file"], at["line"], decl["seq"],
                                          write.get("locals", {}) if direct else decider.get("locals", {}),
                                          stack=stack, value=write["new"]))
-        attached = self.logs_by_write.get(write["seq"], [])
+        attached = list(self.logs_by_write.get(write["seq"], []))
+        if decider.get("frame") is not None:  # what the pass or provider logged while it decided
+            attached += self.logs_by_frame.get((decider["frame"], decider.get("file"), decider.get("func")), [])
         report["logs"] = [{"level": e["level"], "logger": e["logger"], "message": e["message"],
                            "line": e["at"]["line"]} for e in attached if e["kind"] == "log"]
         report["env"] = []
         return report
 
+    def decision_site(self, decl, field):
+        """Where a declaration decided ``field``: for a pass or provider that returned its
+        mapping, the line that stored this field's value in it; else the declaring line."""
+        decider = decl.get("decider") or decl.get("slot") or {}
+        at = {k: decider.get(k) for k in ("func", "file", "line", "src")}
+        if decider.get("lines"):
+            text = self.sources.get(at["file"])
+            stored = cond.key_line(text, at["line"], field, decider["lines"])
+            if stored and stored != at["line"]:
+                at["line"] = stored
+                at["src"] = cond.statement_at(text, stored)
+        return at
+
     def declarations_of(self, field):
         """Every declaration of ``field`` in order; all but the last were superseded."""
         found = [d for d in self.decls.values() if field in d["fields"]]
         return [{"seq": d["seq"], "source": d["source"], "value": d["fields"][field],
-                 "decider": d.get("decider"), "slot": d.get("slot"), "superseded": i < len(found) - 1}
+                 "decider": self.decision_site(d, field) if d.get("decider") else None, "slot": d.get("slot"),
+                 "superseded": i < len(found) - 1}
                 for i, d in enumerate(found)]
 
     def brief_change(self, write):
@@ -316,7 +326,7 @@ class Explainer:
         if not found:
             return None
         d = found[-1]
-        return {"value": d["fields"][field], "source": d["source"], "decider": d.get("decider")}
+        return {"value": d["fields"][field], "source": d["source"], "decider": self.decision_site(d, field)}
 
     def provenance(self, field, seq):
         """Where the value of ``field`` as of ``seq`` came from."""
@@ -332,8 +342,7 @@ class Explainer:
                "was": last.get("old"), "requested": request["typed"] if request else None}
         decl = self.decls.get(last.get("decl"))
         if decl is not None:  # applied from a declaration: the code that declared it set it
-            who = decl.get("decider") or decl.get("slot") or {}
-            out["set_by"] = {k: who.get(k) for k in ("func", "file", "line", "src")}
+            out["set_by"] = self.decision_site(decl, field)
             out["declared_as"] = decl["source"]
         return out
 
@@ -362,6 +371,9 @@ class Explainer:
             lines.update(range(c.line, end + 1))
         lines.update(cond.statement_lines(self.sources.get(path, ""), line))
         local_names = {n for c in chain if c.node is not None for n in cond.names_read(c.node)}
+        statement = cond._statement_node(self.sources.get(path, ""), line)
+        if statement is not None:  # ``return {"x": backend}``: where backend was computed
+            local_names.update(n for n in cond.names_read(statement) if n not in ("self", "cls"))
         lines.update(cond.assignment_lines(func, local_names))
         wanted = {(path, n) for n in lines}
         caller_lines, caller_file = self._caller_lines(func, local_names, stack)

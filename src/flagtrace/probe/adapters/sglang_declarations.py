@@ -38,6 +38,7 @@ def noting_return(func, noted):
             elif event == "return":
                 noted["line"] = frame.f_lineno
                 noted["locals"] = scalar_locals(frame)
+                noted["frame"] = id(frame)  # groups what it logged
             return local
 
         def calls(frame, event, arg):
@@ -65,6 +66,8 @@ def decider(func, noted):
         out["lines"] = list(dict.fromkeys(reversed(noted["lines"])))[::-1]  # in the order they last ran
     if noted.get("locals"):
         out["locals"] = noted["locals"]
+    if noted.get("frame") is not None:
+        out["frame"] = noted["frame"]
     return out
 
 

@@ -162,6 +162,9 @@ class SealedRecord:
             state.recorder.resolving += 1
             try:
                 result = orig(record, *args, **kwargs)
+            except BaseException:
+                state.record_fallbacks(record)  # what the failed record would have read
+                raise
             finally:
                 state.recorder.resolving -= 1
             state.stopped = True
@@ -261,11 +264,12 @@ class SealedRecord:
             fallbacks = arg_utils.fallbacks_of(type(record))
             stash = record.__dict__.get("_resolved_overrides") or ()
             declared = {f for _source, d in stash for f in d}
-            namespaces = getattr(type(record), "_NS_BY_FIELD", {}) or {}
+            namespaces = getattr(type(record), "_NAMESPACES", ()) or ()
             for field, value in fallbacks.items():
                 if field in declared or getattr(record, field, None) is not None:
                     continue
-                self.trace.fallback(watched, field, value, _field_site(namespaces.get(field), field))
+                owner = next((ns for ns in namespaces if field in getattr(ns, "__struct_fields__", ())), None)
+                self.trace.fallback(watched, field, value, _field_site(owner, field))
         except Exception as exc:
             self.recorder.failed("recording fallbacks", exc)
 
@@ -277,8 +281,16 @@ def _field_site(namespace, field):
     if not path:
         return None
     pattern = re.compile(r"^\s+%s\s*:" % re.escape(field))
-    for number, text in enumerate(linecache.getlines(path), 1):
+    lines = linecache.getlines(path)
+    for number, text in enumerate(lines, 1):
         if pattern.match(text):
+            # the ``fallback=`` line of its Arg(...), if it is near (before the next field)
+            for offset, more in enumerate(lines[number:number + 20], 1):
+                if re.match(r"^\s+\w+\s*:\s*A\[", more):
+                    break
+                if "fallback" in more:
+                    number, text = number + offset, more
+                    break
             return {"func": "%s.%s" % (namespace.__qualname__, field), "file": path, "line": number,
                     "src": text.strip()}
     return None

@@ -193,8 +193,12 @@ class GpuSimulation:
             "nvmlDeviceGetP2PStatus": lambda *a: 0,
             "nvmlDeviceGetNvLinkState": lambda *a: 1,
         }
+        # Session plumbing answers nothing about the hardware: simulated, not reported.
+        quiet = ("nvmlInit", "nvmlInitWithFlags", "nvmlShutdown", "nvmlDeviceGetHandleByIndex")
         for name, fn in answers.items():
             def query(*args, _fn=fn, _name=name):
+                if _name in quiet:
+                    return _fn(*args)
                 return sim._record("pynvml.%s()" % _name, _fn(*args))
 
             setattr(pynvml, name, query)
