@@ -1,12 +1,12 @@
 """Overhead of `flagtrace explain` on the SGLang headline case, against the bare method.
 
 The bare method is what an engineer does by hand: a plain `python -c` that calls SGLang's
-`prepare_server_args` on the same argv, under the same hardware simulation (the probe with
+`prepare_server_args` (and, from 0.5.20, `resolve_once`) on the same argv, under the same hardware simulation (the probe with
 recording switched off). Both include interpreter start-up and SGLang's import. Runs are
 interleaved and the medians compared in this one run (absolute times on this machine are
 noise; the ratio is the result).
 
-    .venv/bin/python bench/sglang_overhead.py [--version 0.5.11] [--runs 3]
+    .venv/bin/python bench/sglang_overhead.py [--version 0.5.11|0.5.15|0.5.23] [--runs 3]
 """
 import argparse
 import os
@@ -24,18 +24,33 @@ from flagtrace.launch.local import run_probe  # noqa: E402
 
 HEADLINE = ["--model-path", os.path.join(ROOT, "models", "qwen3.6-27b"), "--speculative-algorithm", "EAGLE",
             "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-            "--speculative-num-draft-tokens", "4", "--mamba-scheduler-strategy", "extra_buffer",
+            "--speculative-num-draft-tokens", "4",
             "--max-mamba-cache-size", "24", "--mem-fraction-static", "0.92", "--context-length", "8192",
             "--trust-remote-code"]
+# Before 0.5.15 the headline needs the strategy flag to resolve; 0.5.20+ no longer knows it.
+OLD_STRATEGY = ["--mamba-scheduler-strategy", "extra_buffer"]
+# The bare method of each generation: 0.5.20+ resolves in resolve_once(), read via resolution_result.
 BARE = ("import sys\n"
         "from sglang.srt.server_args import prepare_server_args\n"
         "args = prepare_server_args(sys.argv[1:])\n"
-        "print(args.mamba_scheduler_strategy, args.max_running_requests)\n")
+        "if hasattr(type(args), 'resolve_once'):\n"
+        "    args.resolve_once()\n"
+        "    from sglang.srt.arg_groups.overrides import resolution_result\n"
+        "    values = [resolution_result(args, f) for f in ('mamba_radix_cache_strategy', 'max_running_requests')]\n"
+        "else:\n"
+        "    values = [getattr(args, 'mamba_radix_cache_strategy', None) or args.mamba_scheduler_strategy,\n"
+        "              args.max_running_requests]\n"
+        "print(*values)\n")
 
 
-def bare(python, profile):
+def headline(version):
+    v = tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in version.split(".")[:3])
+    return HEADLINE + (OLD_STRATEGY if v < (0, 5, 15) else [])
+
+
+def bare(python, profile, args):
     target = Target(command=[python, "-c", "..."], interpreter=python, python_options=[], mode="code",
-                    target=BARE, args=list(HEADLINE))
+                    target=BARE, args=list(args))
     started = time.perf_counter()
     result = run_probe(target, {"observe": False, "gpu": profile, "setup": ["sim.gpu"]}, timeout=600)
     seconds = time.perf_counter() - started
@@ -44,9 +59,9 @@ def bare(python, profile):
     return seconds
 
 
-def traced(python):
+def traced(python, args):
     argv = [sys.executable, "-m", "flagtrace", "explain", "--gpu", "B200x7", "--format", "json",
-            "-o", os.devnull, "--", python, "-m", "sglang.launch_server", *HEADLINE]
+            "-o", os.devnull, "--", python, "-m", "sglang.launch_server", *args]
     started = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, cwd=ROOT)
     seconds = time.perf_counter() - started
@@ -62,15 +77,16 @@ def main():
     os.environ["SGLANG_ENABLE_SPEC_V2"] = "1"
     python = os.path.join(ROOT, ".envs", "sglang", opts.version, "bin", "python")
     profile = gpus.choose("B200x7")
-    bare(python, profile)  # warm the page cache for both
+    args = headline(opts.version)
+    bare(python, profile, args)  # warm the page cache for both
     b, t = [], []
     for i in range(opts.runs):
-        b.append(bare(python, profile))
-        t.append(traced(python))
+        b.append(bare(python, profile, args))
+        t.append(traced(python, args))
         print("run %d: bare %.2fs  flagtrace %.2fs" % (i + 1, b[-1], t[-1]), flush=True)
     mb, mt = statistics.median(b), statistics.median(t)
     print("sglang %s headline case, B200x7, %d runs each, interleaved" % (opts.version, opts.runs))
-    print("median bare method (python -c prepare_server_args, same simulation): %.2fs" % mb)
+    print("median bare method (python -c prepare_server_args [+ resolve_once], same simulation): %.2fs" % mb)
     print("median flagtrace explain:                                              %.2fs" % mt)
     print("ratio flagtrace / bare: %.3f" % (mt / mb))
 

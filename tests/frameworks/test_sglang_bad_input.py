@@ -45,6 +45,37 @@ def test_release_outside_supported_range(tmp_path):
     assert "--adapter generic" in line
 
 
+def test_release_between_mechanisms_is_unsupported(tmp_path):
+    """0.5.19 resolves in resolve_once() on a dataclass: a mechanism of its own, not explained."""
+    dist = tmp_path / "sglang-0.5.19.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.19\n")
+    proc = flagtrace("explain", "--", TOOL_PYTHON, "-m", "sglang.launch_server", "--model-path", LLAMA3,
+                     env={"PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 3
+    assert "SGLang 0.5.19 is outside the releases" in one_clear_line(proc)
+
+
+def test_release_whose_record_is_not_the_expected_one_is_unsupported(tmp_path):
+    """A release in the 0.5.20-0.5.23 range whose ServerArgs lacks the sealed record's shape is
+    refused when its server_args module loads, before anything is explained."""
+    dist = tmp_path / "sglang-0.5.21.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.21\n")
+    package = tmp_path / "sglang"
+    (package / "srt").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "srt" / "__init__.py").write_text("")
+    (package / "srt" / "server_args.py").write_text("class ServerArgs:\n    pass\n")
+    (package / "launch_server.py").write_text("import sglang.srt.server_args\nprint('launched')\n")
+    proc = flagtrace("explain", "--", TOOL_PYTHON, "-m", "sglang.launch_server", "--model-path", LLAMA3,
+                     env={"PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 3, proc.stderr
+    line = one_clear_line(proc)
+    assert "SGLang 0.5.21: ServerArgs is not the sealed msgspec record" in line
+    assert "launched" not in proc.stdout
+
+
 @pytest.mark.parametrize("args, expected", [
     ([], "has no --model-path"),
     (["--model-path", "/nonexistent/model"], "does not exist"),

@@ -304,10 +304,14 @@ def _find_spec(name):
         return None
 
 
+CURRENT = None  # the probe of this process (a target that forks per command retargets its trace)
+
+
 def main(request_path):
+    global CURRENT
     with open(request_path, encoding="utf-8") as fh:
         request = json.load(fh)
-    probe = Probe(request)
+    probe = CURRENT = Probe(request)
     probe.install()
     probe.setup()
     probe.run()

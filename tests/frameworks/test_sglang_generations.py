@@ -1,0 +1,54 @@
+"""The same command on the two declaring generations (0.5.15: a dataclass that applies its
+declarations; 0.5.23: a sealed record that only declares) gives analyses that line up field by
+field: the same field names, verdicts and change shape, so two of them can be compared."""
+import os
+
+import pytest
+
+from sglang_support import HEADLINE, run_sglang
+
+GENERATIONS = ("0.5.15", "0.5.23")
+pytestmark = pytest.mark.skipif(bool(os.environ.get("FLAGTRACE_SGLANG")),
+                                reason="needs both 0.5.15 and 0.5.23; FLAGTRACE_SGLANG selects one release")
+HEADLINE_DECISIONS = {
+    "mamba_radix_cache_strategy": ("decided", "auto", "extra_buffer"),
+    "uses_mamba_radix_cache": ("decided", False, True),
+    "max_running_requests": ("decided", None, 48),
+    "page_size": ("decided", None, 64),
+    "attention_backend": ("decided", None, "trtllm_mha"),
+    "speculative_algorithm": ("honoured", "EAGLE", "EAGLE"),
+    "mem_fraction_static": ("honoured", 0.92, 0.92),
+}
+
+
+def analyses():
+    runs = {v: run_sglang(v, HEADLINE) for v in GENERATIONS}
+    for run in runs.values():
+        assert run.rc == 0, run
+    return {v: {f["field"]: f for f in run.doc["fields"]} for v, run in runs.items()}, runs
+
+
+def test_headline_decisions_line_up_across_generations():
+    fields, _ = analyses()
+    for name, (verdict, initial, final) in HEADLINE_DECISIONS.items():
+        for version in GENERATIONS:
+            f = fields[version][name]
+            assert (f["verdict"], f["initial"]["value"], f["final"]["value"]) == (verdict, initial, final), (version, f)
+
+
+def test_same_report_shape_and_mostly_the_same_fields():
+    fields, runs = analyses()
+    old, new = (set(fields[v]) for v in GENERATIONS)
+    common = old & new
+    assert len(common) >= 380, len(common)  # 0.5.15 has 422 fields, 0.5.23 546
+    assert set(runs["0.5.15"].doc) == set(runs["0.5.23"].doc)
+    for name in HEADLINE_DECISIONS:
+        a, b = fields["0.5.15"][name], fields["0.5.23"][name]
+        assert set(a) == set(b), name
+        if a["changes"] and b["changes"]:
+            assert set(a["changes"][-1]) == set(b["changes"][-1]), name
+            assert a["changes"][-1]["how"] == b["changes"][-1]["how"] or name == "max_running_requests"
+    # the verdicts of the fields both releases have agree, except where the release really differs
+    differ = {n: (fields["0.5.15"][n]["verdict"], fields["0.5.23"][n]["verdict"]) for n in common
+              if fields["0.5.15"][n]["verdict"] != fields["0.5.23"][n]["verdict"]}
+    assert len(differ) <= 12, differ
