@@ -370,3 +370,57 @@ def test_find_method_prefers_the_same_class():
     assert cond.find_method(index, go, "check").lineno == 2
     assert cond.find_method(index, None, "check").lineno == 2
     assert cond.find_method(index, go, "missing") is None
+
+
+def test_a_guard_on_or_reads_as_the_facts_that_held():
+    text = src('''
+        def f(cfg, platform):
+            if not platform.is_sm100 or cfg.backend is not None or cfg.n > 4:
+                return {}
+            return {"x": 1}  # HERE
+    ''')
+    assert texts(text, "# HERE") == [
+        "platform.is_sm100 and cfg.backend is None and cfg.n <= 4  [else it returned earlier]"]
+
+
+KEYED = src('''
+    def decide(view):
+        declared = {"uses_cache": True}  # INIT
+        if view.strategy == "auto":
+            if view.paging:
+                declared["strategy"] = "extra"  # EXTRA
+            else:
+                declared["strategy"] = "none"  # NONE
+                declared["overlap"] = False
+        return declared  # RETURN
+
+    def provider(view):
+        backend = "triton"
+        return {
+            "backend": backend,
+            "page": 64 if backend == "trtllm" else 1,  # PAGE
+        }  # END
+''')
+
+
+@pytest.mark.parametrize("key, ran, marker", [
+    ("strategy", ["INIT", "EXTRA"], "# EXTRA"),   # the branch that ran
+    ("strategy", ["INIT", "NONE"], "# NONE"),
+    ("strategy", [], "# NONE"),                   # without the lines that ran: the last one
+    ("uses_cache", ["INIT", "EXTRA"], "# INIT"),
+])
+def test_key_line_is_the_line_that_stored_the_key(key, ran, marker):
+    lines = [at(KEYED, "# " + m) for m in ran]
+    assert cond.key_line(KEYED, at(KEYED, "# RETURN"), key, lines) == at(KEYED, marker)
+    assert cond.key_line(KEYED, at(KEYED, "# RETURN"), "absent", lines) is None
+
+
+def test_key_line_in_a_returned_dict_literal_and_the_ternary_direction():
+    assert cond.key_line(KEYED, at(KEYED, "return {"), "page", []) == at(KEYED, "# PAGE")
+    _, found = cond.chain_at(KEYED, at(KEYED, "# PAGE"))
+    ternary = found[-1]
+    assert ternary.keyword == "ternary"
+    assert cond.ternary_holds(ternary.choice, 1) is False       # the value names the branch
+    assert cond.ternary_holds(ternary.choice, 64) is True
+    assert cond.ternary_holds(ternary.choice, local_reprs={"backend": "'triton'"}) is False
+    assert cond.ternary_holds(ternary.choice) is None            # nothing to tell

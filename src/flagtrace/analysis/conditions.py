@@ -19,11 +19,10 @@ class Condition:
     def negated(self):
         """The test as it held when it was false, written the way a person would."""
         node = self.node
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return " ".join(ast.unparse(node.operand).split())
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _INVERSE:
-            inverse = _INVERSE[type(node.ops[0])]()
-            return " ".join(ast.unparse(ast.Compare(node.left, [inverse], node.comparators)).split())
+        if isinstance(node, (ast.UnaryOp, ast.Compare, ast.BoolOp)):
+            text = _negate(node)
+            if text is not None:
+                return text
         return "not (%s)" % self.test
 
     def text(self):
@@ -38,6 +37,30 @@ class Condition:
         if self.holds is False and self.keyword != "assert":
             return self.negated()
         return self.test
+
+
+def _negate(node):
+    """``not (node)`` simplified: ``not a`` → ``a``, an inverted comparison, ``not (a or b)`` →
+    ``not a and not b``. None where it stays ``not (...)`` (``not (a and b)``: no single fact)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return " ".join(ast.unparse(node.operand).split())
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _INVERSE:
+        inverse = _INVERSE[type(node.ops[0])]()
+        return " ".join(ast.unparse(ast.Compare(node.left, [inverse], node.comparators)).split())
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):  # each part was false: a list of facts
+        joiner = " and "
+        parts = []
+        for value in node.values:
+            text = _negate(value)
+            if text is None:
+                plain = " ".join(ast.unparse(value).split())
+                simple = isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+                text = "not " + plain if simple else "not (%s)" % plain
+            elif isinstance(value, ast.BoolOp) or (joiner == " and " and " or " in text):
+                text = "(%s)" % text
+            parts.append(text)
+        return joiner.join(parts)
+    return None
 
 
 _INVERSE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -383,7 +406,8 @@ def key_line(text, line, key, ran=()):
         best = max(found, key=last_run)
         if last_run(best) >= 0:
             return best
-    before = [n for n in found if n <= line]
+    end = max(statement_lines(text, line))  # a multi-line ``return {...}`` holds its keys
+    before = [n for n in found if n <= end]
     return max(before) if before else None
 
 
