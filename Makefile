@@ -22,8 +22,9 @@ sglang-env:
 demo: venv sglang-env
 	bash scripts/demo.sh $(DEMO_SGLANG)
 
+# Two workers, a test file each at a time (files share their cached SGLang runs).
 test: venv sglang-env
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests
 
 test-core: venv
 	$(BIN)/python -m pytest -q tests --ignore=tests/frameworks

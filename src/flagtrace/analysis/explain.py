@@ -165,10 +165,8 @@ class Explainer:
             report["requested"] = {"option": request["option"], "typed": request["typed"]}
             if request.get("alias_of"):
                 report["requested"]["alias_of"] = request["alias_of"]
-        if self.decls:
-            declarations = self.declarations_of(field)
-            if declarations:
-                report["declarations"] = declarations
+        if self.decls:  # a release that declares: every field says what was declared of it, if anything
+            report["declarations"] = self.declarations_of(field)
         if fallback is not None:
             report["fallback"] = {"value": fallback["new"], **_where(fallback)}
         if changes and _same(start, final):

@@ -310,8 +310,21 @@ class TerminalReport:
                 continue
             self.p("  %d." % i)
             self.change(ch, indent="    ")
+        self.declarations(f.get("declarations") or [])
         if f.get("note"):
             self.p("  note: %s" % escape(f["note"]))
+
+    def declarations(self, decls):
+        """Every declaration of the field, where there was more than the one that won."""
+        if len(decls) < 2:
+            return
+        self.p("  declared %d times (the last one wins):" % len(decls))
+        for d in decls:
+            who = d.get("decider") or d.get("slot") or {}
+            self.p("    %s  %s  [dim]%s %s:%s%s[/dim]" % (
+                escape(_val(d["value"])), escape(d["source"]), escape(who.get("func") or "?"),
+                escape(short_path(who.get("file"), self.a)), who.get("line"),
+                "  superseded" if d.get("superseded") else ""))
 
 
 def render(analysis, verb="explain", width=100, color=None, console=None, details=False):
