@@ -51,3 +51,20 @@ def test_run_a_launch_script_through_real_sglang():
     assert "HONOURED (2): model_path='models/llama-3-8b', page_size=64" in text
     assert "env CUDA_VISIBLE_DEVICES=0 HF_TOKEN=<redacted> PYTHONPATH=%s" % os.path.join(
         ROOT, ".envs", "sglang", "overlays", VERSION) in text
+
+
+def test_run_stops_a_0_5_23_server_when_its_first_resolution_returns():
+    """0.5.23 resolves in resolve_once(), not in prepare_server_args: `run` stops there too."""
+    version = "0.5.23"
+    argv = [sys.executable, "-m", "flagtrace", "run", "--gpu", "H100", "--format", "json", "--",
+            python_for(version), "-m", "sglang.launch_server", "--model-path", "models/llama-3-8b", "--page-size", "64"]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    [server] = [p for p in doc["processes"] if p["kind"] == "python" and "sglang.launch_server" in p["argv"]]
+    assert server["status"] == "resolved"
+    assert server["analysis"]["stop"] == "sglang.srt.server_args:ServerArgs.resolve_once (returned)"
+    fields = {f["field"]: f for f in server["analysis"]["fields"]}
+    assert fields["page_size"]["verdict"] == "honoured" and fields["page_size"]["final"]["value"] == 64
+    assert fields["attention_backend"]["final"]["value"] == "fa3"
+    assert fields["attention_backend"]["changes"][-1]["how"] == "declared"
