@@ -22,9 +22,13 @@ sglang-env:
 demo: venv sglang-env
 	bash scripts/demo.sh $(DEMO_SGLANG)
 
-# Two workers, a test file each at a time (files share their cached SGLang runs).
+# Two workers, a test file each at a time (files share their cached SGLang runs); then, alone, the
+# tests against a real sshd, which time what a remote agent cleans up after a killed transport.
+SERIAL_TESTS := tests/test_via.py tests/test_via_argv.py tests/test_run_via.py
+
 test: venv sglang-env
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(addprefix --ignore=,$(SERIAL_TESTS))
+	$(BIN)/python -m pytest -q $(SERIAL_TESTS)
 
 test-core: venv
 	$(BIN)/python -m pytest -q tests --ignore=tests/frameworks
