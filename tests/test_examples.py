@@ -467,3 +467,27 @@ def test_module_mode_target(tmp_path):
     r2 = run_cli(["explain", "--format", "json", "--watch", "svc.config:Cfg", "--", PY, "-m", "svc",
                   "--port", "9000"], cwd=str(tmp_path))
     assert field(r2.doc, "port")["verdict"] == "honoured"
+
+
+# -- an option whose dest reaches the config under another name -------------------------------
+def test_explicit_request_follows_a_dest_copied_to_another_name():
+    """``--tp 4`` parses into tensor_parallel_size; ``args.tp_size = args.tensor_parallel_size``
+    carries the request to the config's tp_size (SGLang's from_cli_args does exactly this)."""
+    res = explain_json("renamed_dest.py", ["--tp", "4", "--dp", "8"], "renamed_dest:Config", "renamed_dest:start")
+    assert res.rc == ExitCode.OK
+    tp = field(res.doc, "tp_size")
+    assert tp["verdict"] == "honoured" and tp["origin"] == "cli"
+    assert tp["requested"] == {"option": "--tensor-parallel-size", "typed": "--tp",
+                               "renamed_from": "tensor_parallel_size"}
+    dp = field(res.doc, "dp_size")
+    assert dp["verdict"] == "overridden" and (dp["initial"]["value"], dp["final"]["value"]) == (8, 4)
+    [ch] = dp["changes"]
+    assert (ch["func"], ch["line"]) == ("Config.__post_init__", line_of("renamed_dest.py", "self.dp_size = self.tp_size"))
+    assert [r["field"] for r in ch["reads"]] == ["dp_size", "tp_size"]
+    assert {r["field"]: (r["origin"], r["option"]) for r in ch["reads"]} == {"dp_size": ("cli", "--dp"),
+                                                                          "tp_size": ("cli", "--tp")}
+
+
+def test_observed_namespace_still_pickles_and_copies():
+    res = run_sub(["run", "--watch", "renamed_dest:Config", "--", PY, example("renamed_dest.py"), "--tp", "2"])
+    assert res.rc == ExitCode.OK and "exit status 0" in res.out and "HONOURED (1): tp_size=2" in res.out

@@ -434,3 +434,19 @@ def ternary_holds(ifexp, value=_NOTHING, local_reprs=None):
         same = left is right if isinstance(test.ops[0], (ast.Is, ast.IsNot)) else left == right
         return same if isinstance(test.ops[0], (ast.Eq, ast.Is)) else not same
     return None
+
+
+def copied_attribute(line_text, names):
+    """For ``base.x = base.y`` where ``y`` is in ``names``: ``y`` (an attribute copied to another name)."""
+    try:
+        stmt = ast.parse((line_text or "").strip()).body
+    except SyntaxError:
+        return None
+    if len(stmt) != 1 or not isinstance(stmt[0], ast.Assign) or len(stmt[0].targets) != 1:
+        return None
+    target, value = stmt[0].targets[0], stmt[0].value
+    if not (isinstance(target, ast.Attribute) and isinstance(value, ast.Attribute)
+            and isinstance(target.value, ast.Name) and isinstance(value.value, ast.Name)
+            and target.value.id == value.value.id):
+        return None
+    return value.attr if value.attr in names else None

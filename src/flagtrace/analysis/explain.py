@@ -134,6 +134,10 @@ class Explainer:
                           if a["dest"] == ex["dest"] and ex["option"] not in a["options"] and a["options"]]
                 if others:
                     out[ex["dest"]]["alias_of"] = others[0]
+            for write in parse.get("namespace_writes", []):
+                source = cond.copied_attribute(write["at"].get("src"), out)
+                if source is not None:  # args.tp_size = args.tensor_parallel_size: the request moves along
+                    out[write["name"]] = dict(out[source], renamed_from=source)
         return out
 
     # -- per field -----------------------------------------------------------------
@@ -163,8 +167,9 @@ class Explainer:
         }
         if request is not None:
             report["requested"] = {"option": request["option"], "typed": request["typed"]}
-            if request.get("alias_of"):
-                report["requested"]["alias_of"] = request["alias_of"]
+            for key in ("alias_of", "renamed_from"):
+                if request.get(key):
+                    report["requested"][key] = request[key]
         if self.decls:  # a release that declares: every field says what was declared of it, if anything
             report["declarations"] = self.declarations_of(field)
         if fallback is not None:

@@ -75,8 +75,9 @@ def install_argparse(trace):
             state["depth"] -= 1
         if state["depth"] == 0:
             used = list(sys.argv[1:] if args is None else args)
-            trace.parsed(self, used, result[0], explicit_options(self, used), parser_actions(self),
-                         caller(2))
+            parse = trace.parsed(self, used, result[0], explicit_options(self, used), parser_actions(self),
+                                 caller(2))
+            _follow_namespace(trace, result[0], parse)
         return result
 
     def error(self, message):
@@ -86,6 +87,45 @@ def install_argparse(trace):
 
     argparse.ArgumentParser.parse_known_args = parse_known_args
     argparse.ArgumentParser.error = error
+
+
+_ARGPARSE_FILE = argparse.__file__.rsplit(".", 1)[0]
+_MAX_NAMESPACE_WRITES = 200
+
+
+def _follow_namespace(trace, namespace, parse):
+    """Record what code writes to a parsed namespace afterwards: an explicit option can reach the
+    config under another name (``args.tp_size = args.tensor_parallel_size``). The namespace keeps
+    its class name, repr, pickling and copying; only its attribute writes are observed."""
+    cls = type(namespace)
+    if parse is None or cls.__setattr__ not in (object.__setattr__, argparse.Namespace.__setattr__):
+        return
+    recording = _RECORDING.get(cls)
+    if recording is None:
+        def __setattr__(self, name, value):
+            frame = sys._getframe(1)
+            writes = parse_of.get(id(self))
+            if writes is not None and len(writes) < _MAX_NAMESPACE_WRITES \
+                    and not frame.f_code.co_filename.startswith(_ARGPARSE_FILE):
+                writes.append(trace.namespace_write(name, value, frame))
+            object.__setattr__(self, name, value)
+
+        def __reduce_ex__(self, protocol):
+            return (cls, (), dict(self.__dict__))
+
+        parse_of = {}
+        recording = type(cls.__name__, (cls,), {"__setattr__": __setattr__, "__reduce_ex__": __reduce_ex__,
+                                                 "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                 "_flagtrace_writes": parse_of})
+        _RECORDING[cls] = recording
+    recording._flagtrace_writes[id(namespace)] = parse.setdefault("namespace_writes", [])
+    try:
+        namespace.__class__ = recording
+    except TypeError:
+        pass
+
+
+_RECORDING = {}
 
 
 # -- logging and warnings ----------------------------------------------------------------

@@ -140,12 +140,20 @@ class TraceBuilder:
     # -- hooks callbacks ----------------------------------------------------------
     def parsed(self, parser, args, namespace, explicit, actions, frame):
         ns = vars(namespace) if hasattr(namespace, "__dict__") else {}
-        self.parses.append({
+        parse = {
             "seq": self._next(), "prog": parser.prog, "args": redact_argv(args),
             "explicit": explicit, "actions": actions,
             "namespace": {k: describe(v, k) for k, v in ns.items()},
             "at": frame_info(frame) if frame is not None else None,
-        })
+        }
+        self.parses.append(parse)
+        return parse
+
+    def namespace_write(self, name, value, frame):
+        """A write to a parsed namespace after parsing (the parse entry keeps the list)."""
+        info = frame_info(frame)
+        self.files.add(info["file"])
+        return {"seq": self._next(), "name": name, "value": describe(value, name), "at": info}
 
     def parse_error(self, parser, message, actions, explicit, frame):
         self.parses.append({
