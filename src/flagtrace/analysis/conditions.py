@@ -450,3 +450,30 @@ def copied_attribute(line_text, names):
             and target.value.id == value.value.id):
         return None
     return value.attr if value.attr in names else None
+
+
+def attribute_assignments(text, func_name, receiver):
+    """{field: first line} of ``receiver.field = ...`` / ``self.receiver.field = ...`` in the def
+    ``func_name`` (``Class.method`` or ``method``) of a source file."""
+    index = source_index(text or "")
+    if index is None:
+        return {}
+    name = func_name.rsplit(".", 1)[-1]
+    owner = func_name.rsplit(".", 1)[0] if "." in func_name else None
+    funcs = [f for f in index.by_name.get(name, [])
+             if owner is None or getattr(index.classes.get(id(f)), "name", None) == owner]
+    out = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and _names(target.value, receiver):
+                    line = out.get(target.attr)
+                    out[target.attr] = node.lineno if line is None else min(line, node.lineno)
+    return out
+
+
+def _names(node, name):
+    return (isinstance(node, ast.Name) and node.id == name) or \
+        (isinstance(node, ast.Attribute) and node.attr == name)

@@ -89,6 +89,19 @@ class Explainer:
         self.hardware = [e for e in self.events if e["kind"] == "hw"]
         self.decls = {e["seq"]: e for e in self.events if e["kind"] == "decl"}
         self._provenance_cache = {}
+        self.after_stop = self._after_stop()
+
+    def _after_stop(self):
+        """field -> the code after the stop point that assigns it (the adapter names those
+        functions: a value still unset here may be decided there, at model load)."""
+        out = {}
+        for site in (self.trace.get("adapter") or {}).get("after_stop") or []:
+            text = self.sources.get(site["file"])
+            lines = text.splitlines() if text else []
+            for field, line in cond.attribute_assignments(text, site["func"], site["receiver"]).items():
+                out.setdefault(field, {"func": site["func"], "file": site["file"], "line": line,
+                                       "src": lines[line - 1].strip(), "when": site.get("when")})
+        return out
 
     def _attach_logs(self, writes):
         """Each log line of a call goes with the change it announces: the change of the same call
@@ -176,6 +189,8 @@ class Explainer:
             report["fallback"] = {"value": fallback["new"], **_where(fallback)}
         if changes and _same(start, final):
             report["note"] = "changed and changed back"
+        if field in self.after_stop:
+            report["after_stop"] = self.after_stop[field]
         return report
 
     def declared_change(self, write, decl):

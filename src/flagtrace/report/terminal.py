@@ -230,6 +230,21 @@ class TerminalReport:
                 self.p("  [dim]%s was given as %s, an alias of %s[/dim]" % (
                     escape(f["field"]), escape(req["typed"]), escape(req["alias_of"])))
 
+    def later(self):
+        """Fields still unset at the stop point that code after it assigns (at model load)."""
+        items = [f for f in self.a["fields"] if f.get("after_stop") and _val(f["final"]) == "None"]
+        if not items:
+            return
+        self.p()
+        self.p("[yellow bold]DECIDED LATER[/yellow bold] — still unset when resolution ends; assigned after the "
+               "stop point")
+        width = min(max(len(f["field"]) for f in items), 32)
+        for f in items:
+            site = f["after_stop"]
+            self.p("  [bold]%s[/bold]  [dim]%s:%s %s%s[/dim]" % (
+                escape(f["field"].ljust(width)), escape(os.path.basename(site["file"])), site["line"],
+                escape(site["func"]), escape(" (%s)" % site["when"] if site.get("when") else "")))
+
     def error(self):
         e = self.a.get("error")
         if not e:
@@ -280,6 +295,7 @@ class TerminalReport:
         self.error()
         self.overridden()
         self.decided()
+        self.later()
         self.honoured()
         self.environment()
 
@@ -313,6 +329,10 @@ class TerminalReport:
         self.declarations(f.get("declarations") or [])
         if f.get("note"):
             self.p("  note: %s" % escape(f["note"]))
+        site = f.get("after_stop")
+        if site:
+            self.p("  after the stop point %s assigns it again: %s:%s  [dim]%s[/dim]" % (
+                escape(site["func"]), escape(short_path(site["file"], self.a)), site["line"], escape(site["src"])))
 
     def declarations(self, decls):
         """Every declaration of the field, where there was more than the one that won."""

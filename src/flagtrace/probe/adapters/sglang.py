@@ -77,6 +77,7 @@ def setup(probe):
     info = {"name": "sglang", "version": version,
             "describe": "sglang %s (%s)" % (version, mech["name"] if mech else "unsupported")}
     trace.request["adapter_info"] = info
+    _after_stop(probe, info)
     if mech is None:
         trace.outcome = {"status": "unsupported", "version": version, "message": (
             "SGLang %s is outside the releases flagtrace's SGLang adapter supports (%s); "
@@ -93,6 +94,26 @@ def setup(probe):
     probe.imports.on_import("sglang.srt.environ", functools.partial(_wrap_envs, probe))
     if mech.get("declarations"):
         probe.imports.on_import(mech["declarations"], functools.partial(sglang_declarations.install, probe))
+
+
+# Code after the stop point that still assigns ServerArgs fields (the attention backend up to 0.5.3):
+# its source is shipped so the report can say which unset fields are decided there.
+AFTER_STOP = [{"path": ("srt", "model_executor", "model_runner.py"), "func": "ModelRunner.model_specific_adjustment",
+               "receiver": "server_args", "when": "at model load"}]
+
+
+def _after_stop(probe, info):
+    import importlib.util
+
+    spec = importlib.util.find_spec("sglang")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    sites = []
+    for site in AFTER_STOP:
+        path = next((os.path.join(r, *site["path"]) for r in roots if os.path.exists(os.path.join(r, *site["path"]))), None)
+        if path is not None:
+            probe.trace.files.add(path)
+            sites.append({"file": path, "func": site["func"], "receiver": site["receiver"], "when": site["when"]})
+    info["after_stop"] = sites
 
 
 def _wrap_helpers(probe, module):
