@@ -83,30 +83,38 @@ RENAMES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @functools.lru_cache(maxsize=1)
 def renames():
+    """[old, new, since, removed_in] rows, generated with data/sglang_flags.toml from the releases'
+    argparse definitions by scripts/sglang_flag_history.py."""
     with open(RENAMES, "rb") as fh:
         return tomllib.load(fh)["renames"]
 
 
-def _version(text):
-    parts = []
-    for piece in (text or "0").split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts + [0] * (3 - len(parts)))
-
-
 def rename_hints(flags, version):
-    """flag -> help for flags this release refused that another release knows under a new name."""
-    v = _version(version)
+    """flag -> help for flags this release refused that another release knows: the rename, or
+    else the flag's history (where it existed, what replaced it)."""
+    from . import sglang_flags as history
+
+    known, v = history.flags(), history.version_key(version)
     out = {}
     for flag in flags:
-        for old, new, alias_from, removed_in in renames():
-            new_flag = new.split("=", 1)[0]
-            if flag == old and removed_in and v >= _version(removed_in):
-                out[flag] = "renamed to %s in %s (the old name was removed in %s)" % (new, alias_from, removed_in)
-            elif flag == new_flag and v < _version(alias_from):
-                out[flag] = ("%s is the %s+ name of %s; SGLang %s knows only %s"
-                             % (new_flag, alias_from, old, version, old))
+        name = flag.split("=", 1)[0]
+        if name in known and history.present(known[name], version):
+            continue  # this release accepts it
+        hint = None
+        for old, new, since, removed_in in renames() if v else ():
+            target = known.get(history.base_flag(new))
+            if (name == old and removed_in and v >= history.version_key(removed_in)
+                    and "ignored" not in known.get(old, {})  # a no-op stub was not a rename
+                    and (target is None or history.present(target, version))):
+                hint = "renamed to %s in %s (the old name was removed in %s)" % (new, since, removed_in)
+        olds = [old for old, new, _, _ in renames()
+                if new == name and name in known and old in known and history.present(known[old], version)]
+        if hint is None and olds:
+            hint = "%s is the %s+ name of %s; SGLang %s knows only %s" % (
+                name, known[name]["present"][0][0], " / ".join(olds), version, " / ".join(olds))
+        hint = hint or history.flag_history(name, version)
+        if hint:
+            out[flag] = hint
     return out
 
 
