@@ -106,6 +106,8 @@ class TerminalReport:
             self.p("  simulated    %s" % escape(sim.get("describe", "")))
             if sim.get("stand_ins"):
                 self.p("  stand-ins    %s" % escape(_stand_ins(sim["stand_ins"])))
+            for i, shim in enumerate(sim.get("compat") or []):
+                self.p("  %s %s" % ("compat      " if i == 0 else "            ", escape(shim)))
 
     def summary(self):
         s = self.a["summary"]

@@ -1,10 +1,12 @@
 """SGLang, inside the target: pick the release's resolution mechanism and hook it.
 
-Releases 0.5.10.post1 - 0.5.12: ``ServerArgs`` is a dataclass that ``__post_init__`` mutates in
-place; ``prepare_server_args`` parses argv (merging ``--config`` files first) and returns the
-resolved object. Its return is the stop point: the HTTP server and engine are not imported yet.
-0.5.15 - 0.5.18 add declarations applied at the end (sglang_declarations.py); 0.5.20 - 0.5.23
-resolve a sealed record by declarations only, in ``resolve_once()`` (sglang_sealed.py).
+Releases 0.4.0 - 0.5.14: ``ServerArgs`` is a dataclass that ``__post_init__`` mutates in
+place; ``prepare_server_args`` parses argv (merging ``--config`` files first, from 0.5.3) and returns
+the resolved object. Its return is the stop point: the engine has not started (up to 0.5.3 the HTTP
+server is imported before parsing, and the attention backend is chosen later, at model load).
+0.5.15 - 0.5.18 add declarations applied at the end (sglang_declarations.py); 0.5.19 (a dataclass)
+and 0.5.20 - 0.5.23 (a sealed msgspec record) resolve by declarations in ``resolve_once()``
+(sglang_sealed.py). Old releases get compatibility shims under simulation (sglang_compat.py).
 Standard library only, Python >= 3.9.
 """
 import functools
@@ -12,17 +14,21 @@ import os
 import sys
 
 from .. import hooks
-from . import sglang_declarations, sglang_sealed
+from . import sglang_compat, sglang_declarations, sglang_sealed
 
 WATCH = "sglang.srt.server_args:ServerArgs"
-# (first, last) release of each resolution mechanism this adapter knows.
+PREPARE = "sglang.srt.server_args:prepare_server_args"
+# (first, last) release of each resolution mechanism this adapter knows; "tested": the releases the
+# suite runs (the others in the range share the mechanism by a static reading of their source).
 MECHANISMS = [
-    {"name": "dataclass __post_init__", "first": (0, 5, 10), "last": (0, 5, 12),
-     "tested": ["0.5.10.post1", "0.5.11", "0.5.12"],
-     "stop_after": "sglang.srt.server_args:prepare_server_args"},
+    {"name": "dataclass __post_init__", "first": (0, 4, 0), "last": (0, 5, 14),
+     "tested": ["0.4.6.post5", "0.4.10.post2", "0.5.3", "0.5.6", "0.5.9", "0.5.10.post1", "0.5.11", "0.5.12",
+                "0.5.13"],
+     "stop_after": PREPARE},
     {"name": "dataclass __post_init__ + declaration stash", "first": (0, 5, 15), "last": (0, 5, 18),
-     "tested": ["0.5.15"], "stop_after": "sglang.srt.server_args:prepare_server_args",
-     "declarations": "sglang.srt.arg_groups.overrides"},
+     "tested": ["0.5.15"], "stop_after": PREPARE, "declarations": "sglang.srt.arg_groups.overrides"},
+    {"name": "dataclass resolved by declarations in resolve_once()", "first": (0, 5, 19), "last": (0, 5, 19),
+     "tested": ["0.5.19"], "sealed": True},
     {"name": "sealed msgspec record, declarations only", "first": (0, 5, 20), "last": (0, 5, 23),
      "tested": ["0.5.23"], "sealed": True},
 ]
@@ -33,8 +39,11 @@ HARDWARE_HELPERS = (
     "is_hopper_with_cuda_12_3", "is_blackwell", "is_blackwell_supported", "is_sm120_supported",
     "is_sm100_supported", "is_sm90_supported", "is_flashinfer_available", "get_device_sm",
     "get_device_capability", "get_device_memory_capacity", "get_nvgpu_memory_capacity",
-    "get_device_name", "get_device", "is_no_spec_infer_or_topk_one",
+    "get_device_name", "get_device", "is_no_spec_infer_or_topk_one", "is_sm100_or_sm110_supported",
+    "is_gfx95_supported", "is_mnnvl_fabric_device",
 )
+# Where those predicates live, by release (0.4.10 - 0.5.1 keep the sm checks in layers/utils).
+HELPER_MODULES = ("sglang.srt.utils.common", "sglang.srt.utils", "sglang.srt.layers.utils")
 
 
 def parse_version(text):
@@ -63,7 +72,8 @@ def mechanism_for(version):
 
 
 def supported_text():
-    return ", ".join(t for m in MECHANISMS for t in m["tested"])
+    return "%s-%s; tested: %s" % (".".join(map(str, MECHANISMS[0]["first"])), ".".join(map(str, MECHANISMS[-1]["last"])),
+                                  ", ".join(t for m in MECHANISMS for t in m["tested"]))
 
 
 def setup(probe):
@@ -89,8 +99,10 @@ def setup(probe):
     else:
         probe.add_watch(WATCH)
         probe.add_stop_after(mech["stop_after"])
-    probe.imports.on_import("sglang.srt.utils.common", functools.partial(_wrap_helpers, probe))
-    probe.imports.on_import("sglang.srt.utils", functools.partial(_wrap_helpers, probe))
+    for name in HELPER_MODULES:
+        probe.imports.on_import(name, functools.partial(_wrap_helpers, probe))
+    if probe.request.get("gpu"):
+        sglang_compat.install(probe)
     probe.imports.on_import("sglang.srt.environ", functools.partial(_wrap_envs, probe))
     if mech.get("declarations"):
         probe.imports.on_import(mech["declarations"], functools.partial(sglang_declarations.install, probe))

@@ -15,6 +15,7 @@ returns; the final values are ``resolution_result``'s, and a value that only a f
 is recorded as a ``fallback`` write at the field's declaration.
 Standard library only, Python >= 3.9.
 """
+import dataclasses
 import functools
 import linecache
 import re
@@ -77,14 +78,15 @@ class SealedRecord:
 
     def on_record_module(self, module):
         klass = getattr(module, "ServerArgs", None)
-        if klass is None or not hasattr(klass, "resolve_once") or not hasattr(klass, "__struct_fields__"):
+        fields = _record_fields(klass)
+        if klass is None or not hasattr(klass, "resolve_once") or fields is None:
             version = (self.trace.request.get("adapter_info") or {}).get("version")
             self.trace.outcome = {"status": "unsupported", "version": version, "message": (
-                "SGLang %s: ServerArgs is not the sealed msgspec record with resolve_once() that "
-                "flagtrace's adapter for 0.5.20-0.5.23 expects; not explaining it" % version)}
+                "SGLang %s: ServerArgs is not a record with resolve_once() (a msgspec Struct from 0.5.20, "
+                "a dataclass in 0.5.19) as flagtrace's adapter expects; not explaining it" % version)}
             self.probe.finish(3, hard=True)
         self.klass = klass
-        self.fields = tuple(klass.__struct_fields__)
+        self.fields = fields
         self._swap_stashes(klass)
         self.recorder.watch_class(klass)
         self.trace.values_of[klass] = self.effective_items
@@ -272,6 +274,17 @@ class SealedRecord:
                 self.trace.fallback(watched, field, value, _field_site(owner, field))
         except Exception as exc:
             self.recorder.failed("recording fallbacks", exc)
+
+
+def _record_fields(klass):
+    """The record's field names: a msgspec Struct's (0.5.20+) or a dataclass's (0.5.19)."""
+    if klass is None:
+        return None
+    if hasattr(klass, "__struct_fields__"):
+        return tuple(klass.__struct_fields__)
+    if dataclasses.is_dataclass(klass):
+        return tuple(f.name for f in dataclasses.fields(klass))
+    return None
 
 
 def _field_site(namespace, field):
