@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_SGLANG ?= 0.5.11
 # The SGLang releases the adapter supports and the suite tests (env/sglang/<VERSION>.txt each).
-SGLANG_VERSIONS ?= 0.5.10.post1 0.5.11 0.5.12 0.5.15 0.5.23
+SGLANG_VERSIONS ?= 0.4.6.post5 0.4.10.post2 0.5.3 0.5.6 0.5.9 0.5.10.post1 0.5.11 0.5.12 0.5.13 0.5.15 0.5.19 0.5.23
 
 .PHONY: demo test venv sglang-env test-core clean
 

@@ -55,7 +55,7 @@ def bare(python, profile, args, teardown=True):
     target = Target(command=[python, "-c", "..."], interpreter=python, python_options=[], mode="code",
                     target=BARE + ("" if teardown else HARD_EXIT), args=list(args))
     started = time.perf_counter()
-    result = run_probe(target, {"observe": False, "gpu": profile, "setup": ["sim.gpu"]}, timeout=600)
+    result = run_probe(target, {"observe": False, "gpu": profile, "setup": ["sim.gpu", "adapters.sglang_compat"]}, timeout=600)
     seconds = time.perf_counter() - started
     assert result.trace["outcome"].get("exit_code") == 0, result.stderr[-2000:]
     assert b"extra_buffer 48" in result.stdout, result.stdout

@@ -154,14 +154,21 @@ with zipfile.ZipFile(whl) as z:
 PY
         rm -rf "$dl"
     done < <(grep -E '^#@extract[[:space:]]' "$pinfile" || true)
-    # Smoke test: the pinned versions import from the overlay (no GPU needed for this).
-    say "overlay $v: smoke test (import sglang.srt.server_args)"
+    # Smoke test: the pinned versions import from the overlay (no GPU needed for this). A "#@smoke import-only"
+    # line marks a release whose sglang.srt.server_args cannot import under this torch/triton (the pin file says
+    # why; flagtrace's probe handles it at run time): then only `import sglang` and the versions are checked.
+    if grep -qxE '#@smoke[[:space:]]+import-only' "$pinfile"; then
+        say "overlay $v: smoke test (import sglang; import-only release)"
+    else
+        say "overlay $v: smoke test (import sglang.srt.server_args)"
+    fi
     run_logged "$LOGS/overlay-$v-smoke.log" env PYTHONPATH="$tmp" "$VENV/bin/python" - "$v" "$pinfile" <<'PY'
 import importlib.metadata as md, re, sys
 ver, pinfile = sys.argv[1:]
 import sglang
 assert sglang.__version__ == ver, (sglang.__version__, ver)
-import sglang.srt.server_args  # noqa: F401
+if not any(re.fullmatch(r"#@smoke\s+import-only\s*", line) for line in open(pinfile)):
+    import sglang.srt.server_args  # noqa: F401
 for line in open(pinfile):
     m = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)", line)
     if m:

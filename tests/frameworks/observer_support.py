@@ -25,8 +25,8 @@ from flagtrace.launch.command import Target
 from flagtrace.launch.local import run_probe
 from sglang_support import LLAMA3, python_for
 
-# The effective config as the runtime gets it: 0.5.10-0.5.18 the fields after prepare_server_args
-# (every attribute, as flagtrace reports them); 0.5.20+ resolution_result per field after
+# The effective config as the runtime gets it: 0.4.0-0.5.18 the fields after prepare_server_args
+# (every attribute, as flagtrace reports them); 0.5.19+ resolution_result per field after
 # resolve_once(), where resolved_dict() reports a scalar its own way (enable_dp_attention).
 _FORK = r"""
 import json, os, sys
@@ -58,6 +58,7 @@ def preimport(names):
 """
 
 UNTRACED = _FORK + r"""
+import dataclasses
 from _flagtrace_probe.values import describe
 import sglang.srt.server_args as sa
 
@@ -70,7 +71,8 @@ def effective(args):
     from sglang.srt.arg_groups.overrides import resolution_result
     plain = args.resolved_dict()
     out = {}
-    for name in type(args).__struct_fields__:
+    names = getattr(type(args), "__struct_fields__", None) or [f.name for f in dataclasses.fields(args)]
+    for name in names:
         value = resolution_result(args, name)
         if type(value) in SCALARS and type(plain.get(name)) in SCALARS:
             value = plain[name]
@@ -141,7 +143,8 @@ def untraced(version, gpu, commands, timeout=1200):
     """[(args, env)] -> ([{"fields": {field: repr}} or {"error": text}], modules resolution imported)."""
     python = python_for(version)
     target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(commands)])
-    result = run_probe(target, {"observe": False, "gpu": gpus.choose(gpu), "setup": ["sim.gpu"]}, timeout=timeout)
+    result = run_probe(target, {"observe": False, "gpu": gpus.choose(gpu), "setup": ["sim.gpu", "adapters.sglang_compat"]},
+                       timeout=timeout)
     modules = next((json.loads(line.split(" ", 1)[1]) for line in result.stdout.decode().splitlines()
                     if line.startswith("MODULES ")), [])
     return _results(result, len(commands)), modules

@@ -101,8 +101,7 @@ def setup(probe):
         probe.add_stop_after(mech["stop_after"])
     for name in HELPER_MODULES:
         probe.imports.on_import(name, functools.partial(_wrap_helpers, probe))
-    if probe.request.get("gpu"):
-        sglang_compat.install(probe)
+    sglang_compat.setup(probe)
     probe.imports.on_import("sglang.srt.environ", functools.partial(_wrap_envs, probe))
     if mech.get("declarations"):
         probe.imports.on_import(mech["declarations"], functools.partial(sglang_declarations.install, probe))

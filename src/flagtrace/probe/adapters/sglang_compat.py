@@ -102,6 +102,10 @@ def fake_kernels_of_stand_ins(probe, module):
 SHIMS = {"triton.runtime.cache": triton_cache_dirs, "torch": torch_amx_probe, "torch.library": fake_kernels_of_stand_ins}
 
 
-def install(probe):
+def setup(probe):
+    """Under simulation only; also a set-up step of its own (``adapters.sglang_compat``) for the
+    untraced baseline that benchmarks and observer-effect tests compare with."""
+    if not probe.request.get("gpu"):
+        return
     for module, shim in SHIMS.items():
         probe.imports.on_import(module, functools.partial(shim, probe))
