@@ -32,28 +32,19 @@ def test_sglang_not_installed_in_target_interpreter():
     assert "SGLang is not installed for %s" % TOOL_PYTHON in one_clear_line(proc)
 
 
-def test_release_outside_supported_range(tmp_path):
-    dist = tmp_path / "sglang-0.4.6.dist-info"
+@pytest.mark.parametrize("version", ["0.3.6.post3", "0.5.24"])
+def test_release_outside_supported_range(tmp_path, version):
+    """Older than 0.4.0, or newer than the newest release the adapter knows: refused with its version."""
+    dist = tmp_path / ("sglang-%s.dist-info" % version)
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.4.6\n")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: %s\n" % version)
     proc = flagtrace("explain", "--", TOOL_PYTHON, "-m", "sglang.launch_server", "--model-path", LLAMA3,
                      env={"PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 3
     line = one_clear_line(proc)
-    assert "SGLang 0.4.6 is outside the releases" in line
-    assert "0.5.10.post1, 0.5.11, 0.5.12" in line
+    assert "SGLang %s is outside the releases" % version in line
+    assert "(0.4.0-0.5.23; tested: 0.4.6.post5, 0.4.10.post2," in line
     assert "--adapter generic" in line
-
-
-def test_release_between_mechanisms_is_unsupported(tmp_path):
-    """0.5.19 resolves in resolve_once() on a dataclass: a mechanism of its own, not explained."""
-    dist = tmp_path / "sglang-0.5.19.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.19\n")
-    proc = flagtrace("explain", "--", TOOL_PYTHON, "-m", "sglang.launch_server", "--model-path", LLAMA3,
-                     env={"PYTHONPATH": str(tmp_path)})
-    assert proc.returncode == 3
-    assert "SGLang 0.5.19 is outside the releases" in one_clear_line(proc)
 
 
 def test_release_whose_record_is_not_the_expected_one_is_unsupported(tmp_path):
@@ -72,7 +63,7 @@ def test_release_whose_record_is_not_the_expected_one_is_unsupported(tmp_path):
                      env={"PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 3, proc.stderr
     line = one_clear_line(proc)
-    assert "SGLang 0.5.21: ServerArgs is not the sealed msgspec record" in line
+    assert "SGLang 0.5.21: ServerArgs is not a record with resolve_once()" in line
     assert "launched" not in proc.stdout
 
 
@@ -147,3 +138,35 @@ def test_rename_table_for_a_release_that_rejects_the_old_flag():
                                       "(the old name was removed in 0.5.20)"}
     assert rename_hints(["--mamba-scheduler-strategy"], "0.5.15") == {}  # still an accepted alias
     assert rename_hints(["--page-sise"], "0.5.23") == {}
+
+
+def test_release_that_cannot_run_under_simulation_is_refused_with_why(tmp_path):
+    """0.4.0's entry point imports the whole server (vllm 0.6 included) before parsing: refused
+    under --gpu before anything runs."""
+    dist = tmp_path / "sglang-0.4.0.post2.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.4.0.post2\n")
+    proc = flagtrace("explain", "--gpu", "H100x8", "--", TOOL_PYTHON, "-m", "sglang.launch_server",
+                     "--model-path", LLAMA3, env={"PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 3, proc.stderr
+    line = one_clear_line(proc)
+    assert line.startswith("flagtrace: SGLang 0.4.0.post2 cannot run on a simulated GPU: its launch_server imports")
+    assert "--via PREFIX" in line
+
+
+def test_release_whose_wheel_cannot_import_names_the_missing_piece(tmp_path):
+    """A release in range whose entry point needs a module nothing provides (not a stand-in's)."""
+    dist = tmp_path / "sglang-0.5.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.1\n")
+    package = tmp_path / "sglang"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "launch_server.py").write_text("import interegular_missing_piece\n")
+    proc = flagtrace("explain", "--gpu", "H100x8", "--", TOOL_PYTHON, "-m", "sglang.launch_server",
+                     "--model-path", LLAMA3, env={"PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 3, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert first == ("flagtrace: the target raised ModuleNotFoundError: No module named "
+                     "'interegular_missing_piece' before resolution started")
+    assert "flagtrace/" not in proc.stderr.split("--- last lines of the target's stderr ---")[0]

@@ -32,6 +32,10 @@ MECHANISMS = [
     {"name": "sealed msgspec record, declarations only", "first": (0, 5, 20), "last": (0, 5, 23),
      "tested": ["0.5.23"], "sealed": True},
 ]
+# Releases whose real entry point cannot be run under simulation on today's torch, with why.
+NOT_SIMULATED = [((0, 4, 0), (0, 4, 0),
+                  "its launch_server imports the whole server before parsing, including vllm 0.6 "
+                  "(which needs torch 2.5) and outlines; a stand-in vllm breaks AutoConfig.register")]
 # Hardware predicates whose answers decide backends; they are lru_cached, so torch is asked
 # once and the answer is reused: record every call, with the code that asked.
 HARDWARE_HELPERS = (
@@ -93,6 +97,12 @@ def setup(probe):
             "SGLang %s is outside the releases flagtrace's SGLang adapter supports (%s); "
             "generic mode still works: --adapter generic --watch %s --stop-at MODULE:FUNCTION"
             % (version, supported_text(), WATCH))}
+        probe.finish(3)
+    refused = next((why for first, last, why in NOT_SIMULATED if first <= parse_version(version) <= last), None)
+    if refused and probe.request.get("gpu"):
+        trace.outcome = {"status": "unsupported", "version": version, "message": (
+            "SGLang %s cannot run on a simulated GPU: %s; explain it on the GPU box (--via PREFIX, or "
+            "flagtrace on that machine without --gpu)" % (version, refused))}
         probe.finish(3)
     if mech.get("sealed"):
         sglang_sealed.setup(probe)

@@ -139,11 +139,6 @@ class StandIns(importlib.abc.MetaPathFinder):
         if top not in self.tops or name in self._busy:
             return None
         parent = sys.modules.get(top)
-        absent = (self.table.get(name) or {}).get("absent")
-        if absent and getattr(parent, "__flagtrace_stand_in__", False):
-            # a stub would pass where only the real thing works: the target sees the module missing
-            self.note(name, "kept absent: %s" % absent)
-            raise ModuleNotFoundError("No module named %r (flagtrace stands in for %s)" % (name, top), name=name)
         if top in self.failed_tops or (name != top and getattr(parent, "__flagtrace_stand_in__", False)):
             return importlib.machinery.ModuleSpec(name, _StandInLoader(self, top, "parent stood in"),
                                                   is_package=True)
