@@ -58,6 +58,7 @@ NEEDS = {
     "0.5.1": http("srt/entrypoints/http_server.py:40-41", "http_server.py:425", 28),
     "0.5.3": http("srt/entrypoints/http_server.py:43-44", "http_server.py:543", 27)
              + [("jsonschema", "srt/entrypoints/openai/serving_chat.py:12 imports it (via the HTTP server)")],
+    "0.5.5": [],  # launch_server no longer imports the HTTP server before parsing
     "0.5.15": [("msgspec", "hard import: server_args.py:51 -> sglang/srt/lora/lora_registry.py:21")],
     "0.5.19": [("msgspec", "hard import: sglang/kernels/fused_op.py:83 (via server_args)"),
                ("xgrammar", "hard import: srt/entrypoints/openai/protocol.py:66 (via server_args)")],
@@ -70,6 +71,7 @@ IMPORT_ONLY = {
              "'triton.runtime.cache'",
     "0.4.6.post5": "sglang/srt/utils.py:80: ImportError: cannot import name 'default_cache_dir' from "
                    "'triton.runtime.cache'",
+    "0.4.10.post2": None,  # from here on sglang.srt.server_args imports
 }
 # Packages a release imports on the parse path that no overlay can hold (comment lines for its pin file).
 ABSENT = {"0.4.0": [
@@ -92,6 +94,13 @@ KERNELS = ("sglang-kernel", "sgl-kernel")
 
 def norm(name):
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def measured(table, ver, default=None):
+    """The table's entry for the release, else that of the newest measured release before it (0.4.7
+    needs what 0.4.6.post5 needs); an entry that is empty or None ends what earlier ones said."""
+    older = [k for k in table if vkey(k) <= vkey(ver)]
+    return table[max(older, key=vkey)] if older else default
 
 
 def vkey(v):
@@ -206,7 +215,7 @@ def pin_file(ver):
              % (ver, ver)]
     pins["sglang"] = (ver, None)
     needs = {norm(n.split("==")[0]): (n.split("==")[1] if "==" in n else None, why)
-             for n, why in NEEDS.get(ver, [])}
+             for n, why in measured(NEEDS, ver, [])}
     if exact(meta.get("transformers")):
         pins["transformers"] = (exact(meta["transformers"]), "METADATA pin.")
     elif "transformers" in needs:
@@ -272,11 +281,11 @@ def pin_file(ver):
         else:
             lines.append("# That wheel ships no triton_kernels/: nothing to extract.")
     lines += ["# " + line for line in ABSENT.get(ver, [])]
-    if ver in IMPORT_ONLY:
+    if measured(IMPORT_ONLY, ver):
         lines += ["# The smoke test of scripts/sglang_env.sh imports only sglang (not sglang.srt.server_args, which",
                   "# fails with torch 2.14 / triton 3.8 for a reason of the release itself; flagtrace's probe handles",
                   "# it at run time):",
-                  "#   " + IMPORT_ONLY[ver], "#@smoke import-only"]
+                  "#   " + measured(IMPORT_ONLY, ver), "#@smoke import-only"]
     return "\n".join(lines) + "\n"
 
 
