@@ -19,7 +19,9 @@ $(VENV)/.stamp: requirements-dev.txt pyproject.toml
 sglang-env:
 	bash scripts/sglang_env.sh $(SGLANG_VERSIONS)
 
-demo: venv sglang-env
+# The demo builds only the release it shows.
+demo: venv
+	bash scripts/sglang_env.sh $(DEMO_SGLANG)
 	bash scripts/demo.sh $(DEMO_SGLANG)
 
 # Two workers, a test file each at a time (files share their cached SGLang runs); then, alone, the
