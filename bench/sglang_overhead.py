@@ -1,12 +1,13 @@
-"""Overhead of `flagtrace explain` on the SGLang headline case, against the bare method.
+"""Overhead of `flagtrace explain` on the SGLang headline case (before 0.5.10: DeepSeek-V3 FP8
+with --tp 8), against the bare method.
 
 The bare method is what an engineer does by hand: a plain `python -c` that calls SGLang's
-`prepare_server_args` (and, from 0.5.20, `resolve_once`) on the same argv, under the same hardware simulation (the probe with
-recording switched off). Both include interpreter start-up and SGLang's import. Runs are
+`prepare_server_args` (and, from 0.5.19, `resolve_once`) on the same argv, under the same hardware
+simulation and compatibility shims (the probe with recording switched off). Both include interpreter start-up and SGLang's import. Runs are
 interleaved and the medians compared in this one run (absolute times on this machine are
 noise; the ratio is the result).
 
-    .venv/bin/python bench/sglang_overhead.py [--version 0.5.11|0.5.15|0.5.23] [--runs 3]
+    .venv/bin/python bench/sglang_overhead.py [--version V (any built release)] [--runs 3]
 """
 import argparse
 import os
@@ -29,36 +30,43 @@ HEADLINE = ["--model-path", os.path.join(ROOT, "models", "qwen3.6-27b"), "--spec
             "--trust-remote-code"]
 # Before 0.5.15 the headline needs the strategy flag to resolve; 0.5.20+ no longer knows it.
 OLD_STRATEGY = ["--mamba-scheduler-strategy", "extra_buffer"]
-# The bare method of each generation: 0.5.20+ resolves in resolve_once(), read via resolution_result.
+# The bare method of each generation: 0.5.19+ resolves in resolve_once(), read via resolution_result.
 BARE = ("import sys\n"
         "from sglang.srt.server_args import prepare_server_args\n"
+        "FIELDS = %r\n"
         "args = prepare_server_args(sys.argv[1:])\n"
         "if hasattr(type(args), 'resolve_once'):\n"
         "    args.resolve_once()\n"
         "    from sglang.srt.arg_groups.overrides import resolution_result\n"
-        "    values = [resolution_result(args, f) for f in ('mamba_radix_cache_strategy', 'max_running_requests')]\n"
+        "    values = [resolution_result(args, f) for f in FIELDS]\n"
         "else:\n"
-        "    values = [getattr(args, 'mamba_radix_cache_strategy', None) or args.mamba_scheduler_strategy,\n"
-        "              args.max_running_requests]\n"
+        "    values = [getattr(args, f, None) for f in FIELDS]\n"
         "print(*values, flush=True)\n")
+# Releases before the hybrid model and the strategy flag (< 0.5.10): DeepSeek-V3 FP8 with --tp 8.
+DEEPSEEK = ["--model-path", os.path.join(ROOT, "models", "deepseek-v3-fp8"), "--tp", "8", "--trust-remote-code"]
 # --no-teardown: the bare method ends as flagtrace does at its stop point, without the interpreter's
 # teardown (which a user running the bare method by hand waits for: 2 s on 0.5.23).
 HARD_EXIT = "import os\nos._exit(0)\n"
 
 
-def headline(version):
+def case(version):
+    """(argv, fields the bare method prints, what it must print) for a release."""
     v = tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in version.split(".")[:3])
-    return HEADLINE + (OLD_STRATEGY if v < (0, 5, 15) else [])
+    if v < (0, 5, 10):
+        return DEEPSEEK, ("tp_size", "page_size"), b"8 "
+    if v < (0, 5, 15):
+        return HEADLINE + OLD_STRATEGY, ("mamba_scheduler_strategy", "max_running_requests"), b"extra_buffer 48"
+    return HEADLINE, ("mamba_radix_cache_strategy", "max_running_requests"), b"extra_buffer 48"
 
 
-def bare(python, profile, args, teardown=True):
+def bare(python, profile, args, fields, expected, teardown=True):
     target = Target(command=[python, "-c", "..."], interpreter=python, python_options=[], mode="code",
-                    target=BARE + ("" if teardown else HARD_EXIT), args=list(args))
+                    target=BARE % (fields,) + ("" if teardown else HARD_EXIT), args=list(args))
     started = time.perf_counter()
     result = run_probe(target, {"observe": False, "gpu": profile, "setup": ["sim.gpu", "adapters.sglang_compat"]}, timeout=600)
     seconds = time.perf_counter() - started
     assert result.trace["outcome"].get("exit_code") == 0, result.stderr[-2000:]
-    assert b"extra_buffer 48" in result.stdout, result.stdout
+    assert expected in result.stdout, result.stdout
     return seconds
 
 
@@ -82,16 +90,17 @@ def main():
     os.environ["SGLANG_ENABLE_SPEC_V2"] = "1"
     python = os.path.join(ROOT, ".envs", "sglang", opts.version, "bin", "python")
     profile = gpus.choose("B200x7")
-    args = headline(opts.version)
+    args, fields, expected = case(opts.version)
     teardown = not opts.no_teardown
-    bare(python, profile, args, teardown)  # warm the page cache for both
+    bare(python, profile, args, fields, expected, teardown)  # warm the page cache for both
     b, t = [], []
     for i in range(opts.runs):
-        b.append(bare(python, profile, args, teardown))
+        b.append(bare(python, profile, args, fields, expected, teardown))
         t.append(traced(python, args))
         print("run %d: bare %.2fs  flagtrace %.2fs" % (i + 1, b[-1], t[-1]), flush=True)
     mb, mt = statistics.median(b), statistics.median(t)
-    print("sglang %s headline case, B200x7, %d runs each, interleaved" % (opts.version, opts.runs))
+    print("sglang %s %s, B200x7, %d runs each, interleaved" % (
+        opts.version, "DeepSeek-V3 FP8 --tp 8" if args is DEEPSEEK else "headline case", opts.runs))
     print("median bare method (python -c prepare_server_args [+ resolve_once], same simulation%s): %.2fs"
           % ("" if teardown else ", no teardown", mb))
     print("median flagtrace explain:                                              %.2fs" % mt)
