@@ -91,6 +91,7 @@ def install_argparse(trace):
 
 _ARGPARSE_FILE = argparse.__file__.rsplit(".", 1)[0]
 _MAX_NAMESPACE_WRITES = 200
+_RECORDING = {}  # namespace class -> its recording subclass
 
 
 def _follow_namespace(trace, namespace, parse):
@@ -123,9 +124,6 @@ def _follow_namespace(trace, namespace, parse):
         namespace.__class__ = recording
     except TypeError:
         pass
-
-
-_RECORDING = {}
 
 
 # -- logging and warnings ----------------------------------------------------------------

@@ -10,6 +10,7 @@ and 0.5.20 - 0.5.23 (a sealed msgspec record) resolve by declarations in ``resol
 Standard library only, Python >= 3.9.
 """
 import functools
+import importlib.util
 import os
 import sys
 
@@ -91,7 +92,6 @@ def setup(probe):
     info = {"name": "sglang", "version": version,
             "describe": "sglang %s (%s)" % (version, mech["name"] if mech else "unsupported")}
     trace.request["adapter_info"] = info
-    _after_stop(probe, info)
     if mech is None:
         trace.outcome = {"status": "unsupported", "version": version, "message": (
             "SGLang %s is outside the releases flagtrace's SGLang adapter supports (%s); "
@@ -104,6 +104,7 @@ def setup(probe):
             "SGLang %s cannot run on a simulated GPU: %s; explain it on the GPU box (--via PREFIX, or "
             "flagtrace on that machine without --gpu)" % (version, refused))}
         probe.finish(3)
+    _after_stop(probe, info)
     if mech.get("sealed"):
         sglang_sealed.setup(probe)
     else:
@@ -124,8 +125,6 @@ AFTER_STOP = [{"path": ("srt", "model_executor", "model_runner.py"), "func": "Mo
 
 
 def _after_stop(probe, info):
-    import importlib.util
-
     spec = importlib.util.find_spec("sglang")
     roots = list(spec.submodule_search_locations or []) if spec else []
     sites = []
