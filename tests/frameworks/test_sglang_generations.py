@@ -44,7 +44,9 @@ def test_same_report_shape_and_mostly_the_same_fields():
     assert set(runs["0.5.15"].doc) == set(runs["0.5.23"].doc)
     for name in HEADLINE_DECISIONS:
         a, b = fields["0.5.15"][name], fields["0.5.23"][name]
-        assert set(a) == set(b), name
+        # after_stop only where code after the stop point assigns the field (0.5.15's model runner
+        # may still set attention_backend at model load; 0.5.23's does not)
+        assert set(a) - {"after_stop"} == set(b) - {"after_stop"}, name
         if a["changes"] and b["changes"]:
             # a declared change carries its declaration besides; 0.5.15 still writes this one directly
             assert set(a["changes"][-1]) - {"declared"} == set(b["changes"][-1]) - {"declared"}, name
