@@ -16,16 +16,15 @@ import argparse
 import concurrent.futures
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "src"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from flagtrace.adapters.sglang_flags import version_key as vkey  # noqa: E402
+from sglang_pins import releases as pypi_releases, vkey  # noqa: E402
 FLAGTRACE = [os.path.join(ROOT, ".venv", "bin", "flagtrace")]
 MODELS = os.path.join(ROOT, "models")
 COMMANDS = {
@@ -36,14 +35,11 @@ COMMANDS = {
     "qwen3-next tp4": ["--model-path", os.path.join(MODELS, "qwen3-next-80b-a3b"), "--tp", "4"],
 }
 GPUS = ["H100-80Gx8", "B200x8"]
-FIRST = (0, 4, 0)
+FIRST = "0.4.0"
 
 
 def all_releases():
-    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "sglang"], capture_output=True,
-                         text=True, check=True).stdout
-    listed = re.search(r"Available versions: (.*)", out).group(1).split(", ")
-    return sorted((v for v in listed if vkey(v)[:3] >= FIRST), key=vkey)
+    return pypi_releases(FIRST, "9999")
 
 
 def pinned_releases():

@@ -2,7 +2,7 @@
 """Generate src/flagtrace/data/sglang_flags.toml (the history of every SGLang server flag) and
 sglang_renames.toml (the renames in it).
 
-    python scripts/sglang_flag_history.py [--wheels DIR] [--out FILE] [--renames FILE]
+    python scripts/sglang_flag_history.py [--out FILE] [--renames FILE]
 
 Downloads (once; what is in the cache is reused) the wheel of every SGLang release from 0.4.0
 through 0.5.23 and reads each release's argparse definitions statically, from the AST: nothing
@@ -10,7 +10,6 @@ of SGLang is imported. Stdlib only.
 """
 import argparse
 import ast
-import glob
 import json
 import os
 import re
@@ -19,36 +18,14 @@ import sys
 import tomllib
 import zipfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sglang_pins import releases, vkey, wheel  # noqa: E402  (the wheel cache and version order, shared)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WHEELS = os.path.join(ROOT, ".envs", "sglang", "wheels")
 DATA = os.path.join(ROOT, "src", "flagtrace", "data")
 OUT = os.path.join(DATA, "sglang_flags.toml")
 RENAMES = os.path.join(DATA, "sglang_renames.toml")
-FIRST, LAST = (0, 4, 0), (0, 5, 23)
-
-
-def vkey(version):
-    """0.5.4.post3 -> (0, 5, 4, 3); 0.5.4 -> (0, 5, 4, 0)."""
-    base, _, post = version.partition(".post")
-    return tuple(int(p) for p in base.split(".")) + (int(post or 0),)
-
-
-def releases():
-    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "sglang"],
-                         capture_output=True, text=True, check=True).stdout
-    line = next(l for l in out.splitlines() if l.startswith("Available versions:"))
-    found = [v.strip() for v in line.split(":", 1)[1].split(",")]
-    return sorted((v for v in found if FIRST <= vkey(v)[:3] <= LAST), key=vkey)
-
-
-def wheel(version, cache):
-    """The cached wheel of one release, downloaded if missing."""
-    def cached():
-        return glob.glob(os.path.join(cache, "sglang-%s-*.whl" % version))
-    if not cached():
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--disable-pip-version-check", "-d", cache, "sglang==%s" % version], check=True)
-    return cached()[0]
+FIRST, LAST = "0.4.0", "0.5.23"
 
 
 # -- reading one release ---------------------------------------------------------------------
@@ -309,14 +286,12 @@ def write_renames(path, releases, flags):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--wheels", default=WHEELS, help="wheel cache (default: %(default)s)")
     ap.add_argument("--out", default=OUT, help="flag history to write (default: %(default)s)")
     ap.add_argument("--renames", default=RENAMES, help="rename table to write (default: %(default)s)")
     args = ap.parse_args(argv)
-    os.makedirs(args.wheels, exist_ok=True)
-    releases_read, per_release = releases(), []
+    releases_read, per_release = releases(FIRST, LAST), []
     for version in releases_read:
-        actions, skipped = read_release(wheel(version, args.wheels))
+        actions, skipped = read_release(wheel("sglang", version))
         for call in skipped:
             print("%s: not read: %s" % (version, call), file=sys.stderr)
         per_release.append({option: act for act in actions for option in act["options"]})

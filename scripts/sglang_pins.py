@@ -132,6 +132,15 @@ def satisfies(v, spec):
     return True
 
 
+def releases(first, last):
+    """Every sglang release from ``first`` through ``last`` on PyPI, oldest first."""
+    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "sglang"],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(l for l in out.splitlines() if l.startswith("Available versions:"))
+    found = [v.strip() for v in line.split(":", 1)[1].split(",")]
+    return sorted((v for v in found if vkey(first) <= vkey(v) <= vkey(last)), key=vkey)
+
+
 def wheel(name, version):
     """The cached wheel of name==version (downloaded once), or None when PyPI has no wheel of it."""
     def find():
