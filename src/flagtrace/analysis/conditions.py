@@ -346,16 +346,20 @@ def assignment_lines(func, names):
     lines = set()
     if func is None or not names:
         return lines
-    for node in ast.walk(func):
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            targets = [node.target]
-        for target in targets:
-            if any(t.id in names for t in _bound_names(target)):
-                lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    for node, target in _assignments(func):
+        if any(t.id in names for t in _bound_names(target)):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     return lines
+
+
+def _assignments(func):
+    """(statement, target) for every assignment in ``func``: ``=``, annotated and augmented."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                yield node, target
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            yield node, node.target
 
 
 def _bound_names(target):
@@ -464,13 +468,10 @@ def attribute_assignments(text, func_name, receiver):
              if owner is None or getattr(index.classes.get(id(f)), "name", None) == owner]
     out = {}
     for func in funcs:
-        for node in ast.walk(func):
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
-            for target in targets:
-                if isinstance(target, ast.Attribute) and _names(target.value, receiver):
-                    line = out.get(target.attr)
-                    out[target.attr] = node.lineno if line is None else min(line, node.lineno)
+        for node, target in _assignments(func):
+            if isinstance(target, ast.Attribute) and _names(target.value, receiver):
+                line = out.get(target.attr)
+                out[target.attr] = node.lineno if line is None else min(line, node.lineno)
     return out
 
 

@@ -333,7 +333,7 @@ class TerminalReport:
             self.p("  note: %s" % escape(f["note"]))
         site = f.get("after_stop")
         if site:
-            self.p("  after the stop point %s assigns it again: %s:%s  [dim]%s[/dim]" % (
+            self.p("  after the stop point %s also assigns it: %s:%s  [dim]%s[/dim]" % (
                 escape(site["func"]), escape(short_path(site["file"], self.a)), site["line"], escape(site["src"])))
 
     def declarations(self, decls):
