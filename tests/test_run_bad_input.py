@@ -86,6 +86,6 @@ def test_from_a_file_that_is_not_a_run(no_leftovers, tmp_path):
 def test_nothing_imported_the_watched_package(no_leftovers):
     r = run_cli(["run", "--watch", "serve_config:ServeConfig", "--", PY, "-c", "print(1)"])
     assert r.rc == ExitCode.CANNOT_RUN
-    assert r.err == "flagtrace: no Python process under %s -c print(1) imported sglang or serve_config " \
+    assert r.err == "flagtrace: no Python process under %s -c print(1) imported sglang or vllm or serve_config " \
                     "(1 ran; see the tree)\n" % PY
-    assert "did not import sglang or serve_config" in " ".join(r.out.split())
+    assert "did not import sglang or vllm or serve_config" in " ".join(r.out.split())

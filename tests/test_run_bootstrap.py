@@ -12,7 +12,7 @@ from ft_support import PY, ROOT
 from flagtrace.probe.bootstrap.supervise import collect, environment, prepare
 from flagtrace.probe import values
 from flagtrace.probe.bootstrap import sitecustomize as boot
-from flagtrace.runcmd import RUN_FRAMEWORKS
+from flagtrace.adapters import run_frameworks
 
 EXAMPLES = os.path.join(ROOT, "tests", "examples")
 
@@ -22,7 +22,7 @@ def run_dir(tmp_path):
     d = tmp_path / "run"
     d.mkdir()
     request = {"watch": ["serve_config:ServeConfig"], "stop_at": ["serve_config:start"], "user_specs": [],
-               "frameworks": RUN_FRAMEWORKS, "names": ["sglang", "serve_config"], "live": False,
+               "frameworks": run_frameworks(), "names": ["sglang", "serve_config"], "live": False,
                "probe_dir": os.path.join(ROOT, "src", "flagtrace", "probe"), "flagtrace_version": "test"}
     site = prepare(str(d), request)
     return str(d), site

@@ -5,7 +5,7 @@ analyses it (analysis/tree.py) and reports it (report/tree.py).
 """
 import json
 
-from . import gpus
+from . import adapters, gpus
 from . import trace as tracefile
 from .progress import Progress
 from .analysis.tree import analyse_run
@@ -15,9 +15,6 @@ from .launch.local import stderr_tail
 from .launch.tree import RUN_SCHEMA, run_tree
 from .report import tree as tree_report
 
-# Framework packages whose first import activates the probe, and the probe-side adapter set-up
-# that then runs (the adapter itself reads the release where the framework is installed).
-RUN_FRAMEWORKS = {"sglang": {"adapter": "sglang", "setup": ["adapters.sglang"]}}
 
 
 def build_request(opts, profile):
@@ -25,9 +22,16 @@ def build_request(opts, profile):
         module, sep, name = spec.partition(":")
         if not sep or not module or not name:
             raise FlagtraceError("expected MODULE:NAME, got %r" % spec, ExitCode.USAGE)
-    if opts.adapter not in ("auto", "generic", "sglang"):
-        raise FlagtraceError("unknown adapter %r; known: auto, generic, sglang" % opts.adapter, ExitCode.USAGE)
-    frameworks = {} if opts.adapter == "generic" else dict(RUN_FRAMEWORKS)
+    if opts.adapter not in adapters.NAMES:
+        raise FlagtraceError("unknown adapter %r; known: %s" % (opts.adapter, ", ".join(adapters.NAMES)),
+                             ExitCode.USAGE)
+    # Framework packages whose first import activates the probe, and the probe-side adapter set-up
+    # that then runs (the adapter itself reads the release where the framework is installed).
+    frameworks = adapters.run_frameworks()
+    if opts.adapter == "generic":
+        frameworks = {}
+    elif opts.adapter != "auto":
+        frameworks = {k: v for k, v in frameworks.items() if v["adapter"] == opts.adapter}
     if opts.adapter == "generic" and not opts.watch:
         raise FlagtraceError("--adapter generic needs --watch MODULE:CLASS (the config class)", ExitCode.USAGE)
     names = list(frameworks)

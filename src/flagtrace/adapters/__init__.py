@@ -6,9 +6,15 @@ takes ``--watch`` and ``--stop-at`` for any Python program.
 from ..exitcodes import ExitCode, FlagtraceError
 from .generic import GenericAdapter
 from .sglang import SGLangAdapter
+from .vllm import VLLMAdapter
 
-ADAPTERS = [SGLangAdapter]  # framework adapters, tried in order before the generic one
-NAMES = ("auto", "generic", "sglang")
+ADAPTERS = [SGLangAdapter, VLLMAdapter]  # framework adapters, tried in order before the generic one
+NAMES = ("auto", "generic", "sglang", "vllm")
+
+
+def run_frameworks():
+    """Framework package -> the probe-side set-up its first import runs under ``flagtrace run``."""
+    return {a.package: {"adapter": a.name, "setup": list(a.setup)} for a in ADAPTERS}
 
 
 def choose_adapter(target, opts):
@@ -23,7 +29,7 @@ def choose_adapter(target, opts):
 
 def annotate(analysis):
     """Let the adapter that produced a trace add what only it knows (e.g. flag renames)."""
-    name = (analysis.get("adapter") or {}).get("name")
+    name = (analysis.get("adapter") or {}).get("name")  # release notes only SGLang has so far
     if name == SGLangAdapter.name:
         from .sglang import annotate as sglang_annotate
 

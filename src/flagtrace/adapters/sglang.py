@@ -2,7 +2,6 @@
 starting a multi-second import. Release-specific knowledge lives in probe/adapters/sglang.py,
 which runs where SGLang is installed and reads the release there."""
 import functools
-import json
 import os
 
 try:
@@ -11,6 +10,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from ..exitcodes import ExitCode, FlagtraceError
+from .modelpath import check_model_dir, option_value
 
 MODULES = ("sglang.launch_server", "sglang.cli.main", "sglang.launch_server_grpc")
 SCRIPTS = ("sglang",)
@@ -18,6 +18,8 @@ SCRIPTS = ("sglang",)
 
 class SGLangAdapter:
     name = "sglang"
+    package = "sglang"  # its first import activates the probe under flagtrace run
+    setup = ("adapters.sglang",)
 
     @staticmethod
     def matches(target, opts):
@@ -36,22 +38,10 @@ class SGLangAdapter:
             check_model_path(target.args)
         return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
                 "adapter_info": {"name": self.name, "describe": "sglang"},
-                "setup": ["adapters.sglang"]}
+                "setup": list(self.setup)}
 
     def environment(self, target, opts):
         return None
-
-
-def option_value(args, names):
-    """The value of the last occurrence of an option (``--x v`` or ``--x=v``)."""
-    value = None
-    for i, tok in enumerate(args):
-        for name in names:
-            if tok == name and i + 1 < len(args):
-                value = args[i + 1]
-            elif tok.startswith(name + "="):
-                value = tok.split("=", 1)[1]
-    return value
 
 
 def check_model_path(args):
@@ -63,19 +53,7 @@ def check_model_path(args):
             return
         raise FlagtraceError("the SGLang command has no --model-path; give a directory holding the "
                              "model's config.json (weights are not needed)", ExitCode.USAGE)
-    if not os.path.exists(path):
-        if path.startswith((".", "/", "~")) or path.count("/") != 1:
-            raise FlagtraceError("--model-path %s does not exist" % path, ExitCode.USAGE)
-        return  # a hub id: SGLang will fetch config.json itself
-    config = os.path.join(path, "config.json")
-    if not os.path.isfile(config):
-        raise FlagtraceError("--model-path %s has no config.json (flagtrace needs only that file, no "
-                             "weights)" % path, ExitCode.USAGE)
-    try:
-        with open(config, encoding="utf-8") as fh:
-            json.load(fh)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise FlagtraceError("%s is not valid JSON: %s" % (config, exc), ExitCode.USAGE)
+    check_model_dir(path, "--model-path")
 
 
 RENAMES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "sglang_renames.toml")

@@ -139,14 +139,14 @@ class Explainer:
             on_command_line = set(a.split("=", 1)[0] for a in argv if isinstance(a, str))
             for ex in parse.get("explicit", []):
                 source = "cli" if ex["typed"] in on_command_line else "config"
-                value = (parse.get("namespace") or {}).get(ex["dest"])
-                out[ex["dest"]] = {"option": ex["option"], "typed": ex["typed"], "source": source,
-                                   "value": value}
+                value = ex["value"] if "value" in ex else (parse.get("namespace") or {}).get(ex["dest"])
+                field = ex.get("field") or ex["dest"]  # an adapter names the config field a dest becomes
+                out[field] = {"option": ex["option"], "typed": ex["typed"], "source": source, "value": value}
                 # another option writing the same field: the flag typed is an alias of it
                 others = [max(a["options"], key=len) for a in parse.get("actions", [])
                           if a["dest"] == ex["dest"] and ex["option"] not in a["options"] and a["options"]]
                 if others:
-                    out[ex["dest"]]["alias_of"] = others[0]
+                    out[field]["alias_of"] = others[0]
             for write in parse.get("namespace_writes", []):
                 source = cond.copied_attribute(write["at"].get("src"), out)
                 if source is not None:  # args.tp_size = args.tensor_parallel_size: the request moves along

@@ -54,11 +54,18 @@ def explicit_options(parser, args):
 
 
 def parser_actions(parser):
+    groups = {}
+    for group in getattr(parser, "_action_groups", ()):
+        for action in getattr(group, "_group_actions", ()):
+            groups[id(action)] = group.title
     out = []
     for action in parser._actions:
         if action.dest in (argparse.SUPPRESS, "help") or not action.option_strings:
             continue
-        out.append({"dest": action.dest, "options": list(action.option_strings)})
+        entry = {"dest": action.dest, "options": list(action.option_strings)}
+        if groups.get(id(action)) not in (None, "options", "optional arguments", "positional arguments"):
+            entry["group"] = groups[id(action)]
+        out.append(entry)
     return out
 
 

@@ -38,6 +38,8 @@ class TraceBuilder:
         self._decls = []
         self.declaring = None  # field -> declaration seq while declarations are being applied
         self.values_of = {}  # class -> items(obj): final values where the fields are not the truth
+        self.primary = None  # the object an adapter names as the resolved config, when none was returned
+        self.mounts = {}  # root oid -> (oid, prefix, heads): a tree resolved apart, then made a field
         self.recorder = None
         self.written = False
         self._logs = 0
@@ -136,6 +138,51 @@ class TraceBuilder:
             if event["source"] == source and {k: v["repr"] for k, v in event["fields"].items()} == wanted:
                 return event["seq"]
         return None
+
+    # -- mounts (objects resolved on their own before another one took them as fields) --
+    def mount(self, oid, into, prefix=None, heads=None):
+        """Report root ``oid``'s fields under root ``into``: all of them below ``prefix``, or
+        each field whose head is in ``heads`` as ``heads[head]`` (a builder object whose
+        fields are copied into several configs). A builder's final values are not the
+        config's: only its history is mounted."""
+        self.mounts[oid] = (into, prefix, heads)
+
+    def _mounted(self, oid, field):
+        mount = self.mounts.get(oid)
+        if mount is None:
+            return oid, field
+        into, prefix, heads = mount
+        if prefix is not None:
+            return into, prefix + "." + field
+        head, dot, rest = field.partition(".")
+        if head in heads:
+            return into, heads[head] + dot + rest
+        return oid, field
+
+    def _apply_mounts(self, doc):
+        if not self.mounts:
+            return
+        for event in doc["events"]:
+            if event["kind"] == "write" and event["obj"] in self.mounts:
+                event["obj"], event["field"] = self._mounted(event["obj"], event["field"])
+        for obj in doc["objects"]:
+            mount = self.mounts.get(obj["root"])
+            if mount is None or mount[1] is None:
+                continue
+            into, prefix, _ = mount
+            obj["path"] = prefix + ("." + obj["path"] if obj["path"] else "")
+            if obj["parent"] is None:
+                obj["parent"] = into
+            obj["root"] = into
+        fields = doc["outcome"].get("fields") or {}
+        for oid, (into, prefix, _) in self.mounts.items():
+            values = fields.pop(str(oid), None)
+            if prefix is not None and values:
+                target = fields.setdefault(str(into), {})
+                for name, value in values.items():
+                    target[prefix + "." + name] = value
+            elif values:
+                fields[str(oid)] = values
 
     # -- hooks callbacks ----------------------------------------------------------
     def parsed(self, parser, args, namespace, explicit, actions, frame):
@@ -285,7 +332,9 @@ class TraceBuilder:
         req = self.request
         if self.outcome.get("status") in ("stopped", "completed", "exited") and "fields" not in self.outcome:
             self.outcome["fields"] = self.field_values()
-        return {
+        if self.primary is not None and not self.outcome.get("objects"):
+            self.outcome["objects"] = [self.primary]
+        doc = {
             "schema": SCHEMA,
             "flagtrace_version": req.get("flagtrace_version"),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
@@ -311,6 +360,8 @@ class TraceBuilder:
             "problems": self.problems,
             "sources": self.sources(),
         }
+        self._apply_mounts(doc)
+        return doc
 
     def write_file(self, path):
         if self.written:

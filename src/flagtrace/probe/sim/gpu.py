@@ -67,6 +67,10 @@ class GpuSimulation:
         self._wrap_subprocess()
         self.trace.simulation = self.summary()
 
+    def patch_pynvml_module(self, name):
+        """A framework's own copy of pynvml (an adapter names it) answers like pynvml."""
+        self.probe.imports.on_import(name, self._patch_pynvml)
+
     def summary(self):
         return {"gpu": self.profile["name"], "count": self.count, "vendor": self.profile["vendor"],
                 "describe": self.describe(), "patched": self.patched,
@@ -209,4 +213,5 @@ def setup(probe):
     profile = probe.request.get("gpu")
     if not profile:
         return
-    GpuSimulation(probe, profile).install()
+    probe.simulation = GpuSimulation(probe, profile)
+    probe.simulation.install()

@@ -107,7 +107,7 @@ class _TryRealLoader(importlib.abc.Loader):
             _fill(module, self.owner.table.get(name) or {})
             reason = "real import failed: %s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:160]
                                                      if str(exc) else "")
-            self.owner.failed_tops.add(self.top)
+            self.owner.failed.add(name)
             self.owner.note(name, reason)
 
     def __getattr__(self, name):
@@ -120,7 +120,7 @@ class StandIns(importlib.abc.MetaPathFinder):
         self.table = {k: v for k, v in load_table().items()
                       if profile.get("vendor") in v.get("vendors", ["nvidia", "amd"])}
         self.tops = {name.split(".", 1)[0] for name in self.table}
-        self.failed_tops = set()
+        self.failed = set()  # stood-in modules: their submodules are stood in too
         self.used = []
         self._busy = set()
 
@@ -138,10 +138,13 @@ class StandIns(importlib.abc.MetaPathFinder):
         top = name.split(".", 1)[0]
         if top not in self.tops or name in self._busy:
             return None
-        parent = sys.modules.get(top)
-        if top in self.failed_tops or (name != top and getattr(parent, "__flagtrace_stand_in__", False)):
+        parent = sys.modules.get(name.rpartition(".")[0]) if "." in name else None
+        if any(name == f or name.startswith(f + ".") for f in self.failed) \
+                or getattr(parent, "__flagtrace_stand_in__", False):
             return importlib.machinery.ModuleSpec(name, _StandInLoader(self, top, "parent stood in"),
                                                   is_package=True)
+        if name != top and name not in self.table:
+            return None  # an ordinary submodule of a package that has a stood-in part
         self._busy.add(name)
         try:
             real = importlib.util.find_spec(name)

@@ -1,0 +1,58 @@
+"""vLLM (tool side): recognise its entry points and check the model before starting a
+multi-second import. Release-specific knowledge lives in probe/adapters/vllm.py, which runs
+where vLLM is installed and reads the release there."""
+import os
+
+from ..exitcodes import ExitCode, FlagtraceError
+from .modelpath import check_model_dir, option_value
+
+MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.cli.main")
+SCRIPTS = ("vllm",)
+
+
+class VLLMAdapter:
+    name = "vllm"
+    package = "vllm"  # its first import activates the probe under flagtrace run
+    setup = ("adapters.vllm",)
+
+    @staticmethod
+    def matches(target, opts):
+        if opts.adapter == "vllm":
+            return True
+        if opts.adapter != "auto":
+            return False
+        if target.mode == "module":
+            return target.target in MODULES or target.target.startswith("vllm.")
+        if target.mode == "script":
+            return os.path.basename(target.target) in SCRIPTS
+        return False
+
+    def request(self, target, opts):
+        if not getattr(opts, "via", None):  # a remote model path is checked there, by vLLM
+            check_model(target.args)
+        return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
+                "adapter_info": {"name": self.name, "describe": "vllm"},
+                "setup": list(self.setup)}
+
+    def environment(self, target, opts):
+        return None
+
+
+def serve_model(args):
+    """``vllm serve MODEL ...``: the positional model (vLLM also moves ``--model`` there)."""
+    if args[:1] == ["serve"] and len(args) > 1 and not args[1].startswith("-"):
+        return args[1]
+    return option_value(args, ("--model",))
+
+
+def check_model(args):
+    if any(a in ("-h", "--help") or a.startswith("--help=") for a in args) or "--config" in args \
+            or any(a.startswith("--config=") for a in args):
+        return  # the model may come from the config file
+    if args[:1] not in (["serve"], []) and not args[0].startswith("-"):
+        return  # another vllm subcommand: vLLM answers it
+    path = serve_model(args)
+    if path is None:
+        raise FlagtraceError("the vLLM command names no model; give a directory holding the model's "
+                             "config.json (weights are not needed): vllm serve DIR ...", ExitCode.USAGE)
+    check_model_dir(path, "model")
