@@ -53,6 +53,28 @@ def explicit_options(parser, args):
     return found
 
 
+def _subcommand(parser, args):
+    """The sub-parser ``args`` select (``vllm serve ...``) and the index of its name, or (None, None)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for index, tok in enumerate(args):
+                if isinstance(tok, str) and not tok.startswith(tuple(parser.prefix_chars)):
+                    chosen = action.choices.get(tok)
+                    return (chosen, index) if chosen is not None else (None, None)
+    return None, None
+
+
+def command_options(parser, args):
+    """Explicit options and the actions of a parser and of the sub-command ``args`` select."""
+    sub, index = _subcommand(parser, args)
+    if sub is None:
+        return explicit_options(parser, args), parser_actions(parser)
+    explicit, actions = command_options(sub, args[index + 1:])
+    for ex in explicit:
+        ex["index"] += index + 1
+    return explicit_options(parser, args[:index]) + explicit, parser_actions(parser) + actions
+
+
 def parser_actions(parser):
     groups = {}
     for group in getattr(parser, "_action_groups", ()):
@@ -82,14 +104,15 @@ def install_argparse(trace):
             state["depth"] -= 1
         if state["depth"] == 0:
             used = list(sys.argv[1:] if args is None else args)
-            parse = trace.parsed(self, used, result[0], explicit_options(self, used), parser_actions(self),
-                                 caller(2))
+            explicit, actions = command_options(self, used)
+            parse = trace.parsed(self, used, result[0], explicit, actions, caller(2))
             _follow_namespace(trace, result[0], parse)
         return result
 
     def error(self, message):
         used = list(sys.argv[1:])
-        trace.parse_error(self, message, parser_actions(self), explicit_options(self, used), caller(2))
+        explicit, actions = command_options(self, used)
+        trace.parse_error(self, message, actions, explicit, caller(2))
         return orig_error(self, message)
 
     argparse.ArgumentParser.parse_known_args = parse_known_args

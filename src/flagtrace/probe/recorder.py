@@ -82,7 +82,7 @@ def scalar_locals(frame, limit=24):
         if len(out) >= limit:
             break
         if _is(value, (bool, int, float, type(None))) or (_is(value, str) and len(value) <= 200):
-            out[name] = describe(value, name)["repr"]
+            out[name] = describe(value, name, remember=False)["repr"]
     return out
 
 
@@ -176,6 +176,9 @@ class Recorder:
         self._line_codes = {}
         self._thread = threading.get_ident()
         self.enabled = True
+        # Register an instance of a root class at its first write when no constructor ran for it
+        # (``copy.deepcopy`` / ``dataclasses.replace`` of a config): set by adapters that need it.
+        self.discover_copies = False
 
     # -- classes -----------------------------------------------------------------
     def watch_root_class(self, klass):
@@ -209,6 +212,8 @@ class Recorder:
 
             def __setattr__(self, name, value, _orig=orig_setattr):
                 w = recorder.by_id.get(id(self))
+                if w is None and recorder.discover_copies and recorder.enabled:
+                    w = recorder.discover(self)
                 if w is None or not recorder.enabled:
                     return _orig(self, name, value)
                 d = getattr(self, "__dict__", None)
@@ -250,6 +255,20 @@ class Recorder:
         problem = "probe: %s failed: %s: %s" % (what, type(exc).__name__, exc)
         if len(self.trace.problems) < 50 and problem not in self.trace.problems:
             self.trace.problems.append(problem[:500])
+
+    def discover(self, obj):
+        """A root-class instance written before anything registered it: a copy. Its current
+        values are its initial ones."""
+        if not isinstance(obj, tuple(self.root_classes)):
+            return None
+        try:
+            w = self.register(obj, None, "")
+            for name, value in field_items(obj):
+                self.on_initial(w, name, value)
+        except Exception as exc:
+            self.failed("registering a copy", exc)
+            return None
+        return w
 
     # -- objects -----------------------------------------------------------------
     def register(self, obj, parent, path):

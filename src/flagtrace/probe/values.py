@@ -106,12 +106,15 @@ def scrub(text):
     return text
 
 
-def describe(value, name=None):
+def describe(value, name=None, remember=True):
     """{'repr': ..., 'value': ..., 'type': ...} for the trace; secrets redacted by name.
+    ``remember``: also scrub the value wherever else it appears (not for a local variable: a
+    ``key`` looping over field names would scrub those names out of the trace).
     Never raises: it runs inside the target's own assignments."""
     kind = type(value).__name__
     if name is not None and is_secret_name(name) and not _empty(value):
-        remember_secret(value)
+        if remember:
+            remember_secret(value)
         return {"repr": REDACTED, "value": REDACTED, "type": kind}
     try:
         simple = plain(value)

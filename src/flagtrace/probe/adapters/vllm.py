@@ -26,6 +26,17 @@ CONFIG_PACKAGE = "vllm.config"
 CREATE = "create_engine_config"
 # vLLM reads the GPU through its own copy of pynvml.
 PYNVML_MODULES = ("vllm.third_party.pynvml",)
+# Capability queries vLLM asks its compiled ops (torch.ops._C), by compute capability (major*10+minor):
+# answered under simulation when the real extension could not load, and only these (vLLM tests other
+# op names with hasattr to pick kernels: those stay absent). The rules are the ops' C++ ones.
+CAPABILITY_OPS = {
+    "cutlass_scaled_mm_supports_fp8": lambda cap: cap >= 89,
+    "cutlass_scaled_mm_supports_block_fp8": lambda cap: cap >= 90,
+    "cutlass_scaled_mm_supports_fp4": lambda cap: cap >= 100,
+    "mxfp4_experts_quant_supported": lambda cap: 100 <= cap < 110,
+    "cutlass_group_gemm_supported": lambda cap: 90 <= cap < 110,
+}
+CUSTOM_OPS = "vllm._custom_ops"
 
 
 def parse_version(text):
@@ -65,6 +76,7 @@ def setup(probe):
             "works: --adapter generic --watch vllm.engine.arg_utils:EngineArgs --stop-at MODULE:FUNCTION"
             % (version, supported_text()))}
         probe.finish(3)
+    probe.recorder.discover_copies = True  # vLLM deep-copies configs before resolving them further
     state = Resolution(probe)
     probe.imports.on_import(CONFIG_PACKAGE, state.watch_configs)
     probe.imports.on_import(ARG_UTILS, state.hook_engine_args)
@@ -72,6 +84,23 @@ def setup(probe):
     if simulation is not None:
         for name in PYNVML_MODULES:
             simulation.patch_pynvml_module(name)
+        probe.imports.on_import(CUSTOM_OPS, functools.partial(_capability_ops, probe))
+
+
+def _capability_ops(probe, module):
+    import torch
+
+    namespace = torch.ops._C
+    for name, rule in CAPABILITY_OPS.items():
+        if hasattr(namespace, name):
+            continue  # the real extension loaded: it answers
+
+        def op(capability, _name=name, _rule=rule):
+            result = bool(_rule(int(capability)))
+            probe.trace.hardware("torch.ops._C.%s(%s)" % (_name, capability), result, sys._getframe(2))
+            return result
+
+        setattr(namespace, name, op)
 
 
 class Resolution:

@@ -162,6 +162,8 @@ class GpuSimulation:
         fake("current_device", lambda *a, **k: 0)
         fake("is_bf16_supported", lambda *a, **k: capability >= (8, 0))
         fake("get_arch_list", lambda *a, **k: ["sm_%d%d" % capability])
+        if hasattr(cuda, "_device_count_nvml"):  # what device-count helpers that avoid a CUDA context ask
+            fake("_device_count_nvml", lambda *a, **k: self.count)
         for name in ("set_device", "synchronize", "empty_cache", "init", "_lazy_init"):
             if hasattr(cuda, name):
                 fake(name, lambda *a, **k: None)
@@ -195,6 +197,7 @@ class GpuSimulation:
             "nvmlSystemGetDriverVersion": lambda *a: p["driver_version"],
             "nvmlDeviceGetCudaComputeCapability": lambda h: tuple(p["compute_capability"]),
             "nvmlDeviceGetP2PStatus": lambda *a: 0,
+            "nvmlDeviceGetUUID": lambda h: "GPU-00000000-0000-0000-0000-%012d" % h,
             "nvmlDeviceGetNvLinkState": lambda *a: 1,
         }
         # Session plumbing answers nothing about the hardware: simulated, not reported.

@@ -91,10 +91,17 @@ class _TryRealLoader(importlib.abc.Loader):
         self.top = top
 
     def create_module(self, spec):
-        return self.real.create_module(spec)
+        self.error = None
+        try:
+            return self.real.create_module(spec)
+        except Exception as exc:  # an extension module fails here, when it is loaded
+            self.error = exc
+            return None
 
     def exec_module(self, module):
         try:
+            if self.error is not None:
+                raise self.error
             self.real.exec_module(module)
         except Exception as exc:
             name = module.__name__
