@@ -56,10 +56,10 @@ class PostImportHooks(importlib.abc.MetaPathFinder):
             self._busy.discard(name)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return None
-        callbacks = self._callbacks.pop(name)
-
+        # Callbacks are taken when the module executes, not here: asking find_spec() whether a
+        # package exists (``importlib.util.find_spec("torch")``) is not importing it.
         def run_all(module):
-            for callback in callbacks:
+            for callback in self._callbacks.pop(name, ()):
                 callback(module)
 
         spec.loader = _LoaderProxy(spec.loader, run_all)

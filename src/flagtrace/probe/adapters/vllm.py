@@ -26,9 +26,9 @@ CONFIG_PACKAGE = "vllm.config"
 CREATE = "create_engine_config"
 # vLLM reads the GPU through its own copy of pynvml.
 PYNVML_MODULES = ("vllm.third_party.pynvml",)
-# Capability queries vLLM asks its compiled ops (torch.ops._C), by compute capability (major*10+minor):
-# answered under simulation when the real extension could not load, and only these (vLLM tests other
-# op names with hasattr to pick kernels: those stay absent). The rules are the ops' C++ ones.
+# Capability queries vLLM asks its compiled ops (torch.ops._C), by compute capability (major*10+minor),
+# answered under simulation when the real extension could not load. The rules are the ops' C++ ones.
+EXTENSIONS = ("vllm._C", "vllm._C_stable_libtorch")  # the ones that register torch.ops._C
 CAPABILITY_OPS = {
     "cutlass_scaled_mm_supports_fp8": lambda cap: cap >= 89,
     "cutlass_scaled_mm_supports_block_fp8": lambda cap: cap >= 90,
@@ -36,7 +36,6 @@ CAPABILITY_OPS = {
     "mxfp4_experts_quant_supported": lambda cap: 100 <= cap < 110,
     "cutlass_group_gemm_supported": lambda cap: 90 <= cap < 110,
 }
-CUSTOM_OPS = "vllm._custom_ops"
 
 
 def parse_version(text):
@@ -84,23 +83,48 @@ def setup(probe):
     if simulation is not None:
         for name in PYNVML_MODULES:
             simulation.patch_pynvml_module(name)
-        probe.imports.on_import(CUSTOM_OPS, functools.partial(_capability_ops, probe))
+        probe.imports.on_import("torch", functools.partial(_compiled_ops, probe))
 
 
-def _capability_ops(probe, module):
-    import torch
+def _compiled_ops(probe, torch):
+    """``torch.ops._C`` when vLLM's extension could not load: the capability queries answer from
+    the simulated GPU; a name vLLM tests with ``hasattr`` stays absent (it picks kernels by it);
+    any other name (a module-level ``torch.ops._C.rotary_embedding.default``) is a placeholder op."""
+    import linecache
+
+    from ..sim.standins import _Stub
 
     namespace = torch.ops._C
-    for name, rule in CAPABILITY_OPS.items():
-        if hasattr(namespace, name):
-            continue  # the real extension loaded: it answers
+    base = type(namespace)
 
-        def op(capability, _name=name, _rule=rule):
-            result = bool(_rule(int(capability)))
-            probe.trace.hardware("torch.ops._C.%s(%s)" % (_name, capability), result, sys._getframe(2))
-            return result
+    class CompiledOps(base):
+        def __getattr__(self, name):
+            try:
+                return base.__getattr__(self, name)
+            except AttributeError:
+                if name.startswith("__") or not _extension_missing():
+                    raise
+            caller = sys._getframe(1)
+            if name in CAPABILITY_OPS:
+                def op(capability, _name=name, _rule=CAPABILITY_OPS[name]):
+                    result = bool(_rule(int(capability)))
+                    probe.trace.hardware("torch.ops._C.%s(%s)" % (_name, capability), result, sys._getframe(2))
+                    return result
 
-        setattr(namespace, name, op)
+                return op
+            if "hasattr(" in linecache.getline(caller.f_code.co_filename, caller.f_lineno):
+                raise AttributeError(name)
+            probe.simulation.standins.note("torch.ops._C.%s" % name, "placeholder op: vLLM's extension is stood in")
+            return _Stub("torch.ops._C." + name)
+
+    try:
+        namespace.__class__ = CompiledOps
+    except TypeError as exc:
+        probe.recorder.failed("simulating torch.ops._C", exc)
+
+
+def _extension_missing():
+    return any(getattr(sys.modules.get(name), "__flagtrace_stand_in__", False) for name in EXTENSIONS)
 
 
 class Resolution:
@@ -191,7 +215,7 @@ class Resolution:
         if ea is not None and heads:
             self.trace.mount(ea.oid, into.oid, heads=heads)
         self.trace.primary = into.oid
-        self.name_requests(heads)
+        self.name_requests(heads, set(holders.values()))
 
     def engine_arg_paths(self, holders):
         source_file = getattr(self.arg_utils, "__file__", None)
@@ -207,25 +231,29 @@ class Resolution:
                     groups[action["dest"]] = action["group"]
         return vllm_fields.engine_arg_paths(source, holders, groups)
 
-    def name_requests(self, heads):
+    def name_requests(self, heads, config_fields):
         """Each explicit option names the config field it becomes; a JSON option
-        (``--compilation-config '{"mode": 3}'``, ``-cc.mode=3``) requests each nested key."""
+        (``--compilation-config '{"mode": 3}'``, ``-cc.mode=3``) requests each nested key
+        instead of the whole config."""
         argv = [a for a in self.trace.argv0[1:] if isinstance(a, str)]
         for parse in self.trace.parses:
-            extra = []
+            named = []
             for ex in parse.get("explicit", []):
-                path = heads.get(ex["dest"])
+                path = heads.get(ex["dest"]) or (ex["dest"] if ex["dest"] in config_fields else None)
                 if path is None:
+                    named.append(ex)
                     continue
                 ex["field"] = path
                 value = _option_value(parse.get("args") or [], ex)
                 keys = _json_keys(value)
+                if not keys:
+                    named.append(ex)
                 for key, leaf in keys:
                     typed = next((a.split("=", 1)[0] for a in argv
                                   if a.split("=", 1)[0].replace("_", "-") in
                                   ("%s.%s" % (opt, key) for opt in _option_names(parse, ex))), ex["typed"])
-                    extra.append(dict(ex, field=path + "." + key, typed=typed, value=describe(leaf, key)))
-            parse["explicit"] = parse.get("explicit", []) + extra
+                    named.append(dict(ex, field=path + "." + key, typed=typed, value=describe(leaf, key)))
+            parse["explicit"] = named
 
 
 def _option_names(parse, ex):

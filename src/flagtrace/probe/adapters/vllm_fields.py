@@ -64,6 +64,4 @@ def engine_arg_paths(source, holders, groups=None):
         group = (groups or {}).get(attr)
         chosen = next((path for cls, path in places if cls == group), places[0][1])
         out[attr] = chosen
-    for cls, field in holders.items():  # EngineArgs.compilation_config -> VllmConfig.compilation_config
-        out.setdefault(field, field)
     return out

@@ -188,6 +188,10 @@ class GpuSimulation:
             free = p.get("free_mib", p["memory_mib"] - 512) * _MIB
             used = total - free
 
+            def __repr__(self):
+                return "nvmlMemory(total=%d MiB, free=%d MiB, used=%d MiB)" % (
+                    self.total // _MIB, self.free // _MIB, self.used // _MIB)
+
         answers = {
             "nvmlInit": lambda *a: None, "nvmlInitWithFlags": lambda *a: None, "nvmlShutdown": lambda *a: None,
             "nvmlDeviceGetCount": lambda *a: self.count,
