@@ -2,14 +2,11 @@
 (.envs/sglang/<VERSION>/bin/python), on simulated GPUs. FLAGTRACE_SGLANG=V limits the
 suite to one release."""
 import ast
-import functools
-import json
 import os
-import subprocess
-import sys
-import tempfile
 
 import pytest
+
+from framework_support import Run, run_flagtrace  # noqa: F401  (Run: used by the test files)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RELEASES = ("0.5.10.post1", "0.5.11", "0.5.12")
@@ -48,36 +45,8 @@ def overlay_file(version, relpath="sglang/srt/server_args.py"):
     return os.path.join(ROOT, ".envs", "sglang", "overlays", version, relpath)
 
 
-class Run:
-    def __init__(self, rc, doc, err, trace):
-        self.rc, self.doc, self.err, self.trace = rc, doc, err, trace
-
-    def field(self, name):
-        for f in self.doc["fields"]:
-            if f["field"] == name:
-                return f
-        raise AssertionError("no field %s" % name)
-
-    def __repr__(self):
-        return "Run(rc=%s, err=%s)" % (self.rc, self.err[-2000:])
-
-
-@functools.lru_cache(maxsize=None)
 def _run(version, args, gpu, env_items, verb="explain", extra=()):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "analysis.json")
-        trace = os.path.join(tmp, "trace.json")
-        argv = [sys.executable, "-m", "flagtrace", verb, "--format", "json", "-o", out,
-                "--save-trace", trace, *extra]
-        if gpu:
-            argv += ["--gpu", gpu]
-        argv += ["--", python_for(version), "-m", "sglang.launch_server", *args]
-        env = dict(os.environ)
-        env.update(dict(env_items))
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-        doc = json.load(open(out)) if os.path.exists(out) and os.path.getsize(out) else None
-        tr = json.load(open(trace)) if os.path.exists(trace) else None
-        return Run(proc.returncode, doc, proc.stderr, tr)
+    return run_flagtrace((python_for(version), "-m", "sglang.launch_server", *args), gpu, env_items, verb, extra)
 
 
 def run_sglang(version, args, gpu="B200x7", env=None, extra=()):

@@ -1,0 +1,44 @@
+"""Runs flagtrace explain/why/check --format json on a real framework command, cached per command.
+Shared by the SGLang and vLLM suites."""
+import functools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Run:
+    def __init__(self, rc, doc, err, trace):
+        self.rc, self.doc, self.err, self.trace = rc, doc, err, trace
+
+    def field(self, name):
+        for f in self.doc["fields"]:
+            if f["field"] == name:
+                return f
+        raise AssertionError("no field %s" % name)
+
+    def __repr__(self):
+        return "Run(rc=%s, err=%s)" % (self.rc, self.err[-2000:])
+
+
+@functools.lru_cache(maxsize=None)
+def run_flagtrace(command, gpu, env_items, verb="explain", extra=()):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "analysis.json")
+        trace = os.path.join(tmp, "trace.json")
+        argv = [sys.executable, "-m", "flagtrace", verb, "--format", "json", "-o", out,
+                "--save-trace", trace, *extra]
+        if gpu:
+            argv += ["--gpu", gpu]
+        argv += ["--", *command]
+        env = dict(os.environ)
+        env.update(dict(env_items))
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+        doc = json.load(open(out)) if os.path.exists(out) and os.path.getsize(out) else None
+        tr = json.load(open(trace)) if os.path.exists(trace) else None
+        return Run(proc.returncode, doc, proc.stderr, tr)
+
+

@@ -1,0 +1,90 @@
+"""The decisions vLLM's own resolution makes, explained on real releases with simulated GPUs:
+field, old and new value, function, file:line, condition and what it read."""
+import pytest
+
+from vllm_support import DEEPSEEK_V3, LLAMA31, line_in, releases, run_vllm
+
+NEW = [v for v in ("0.33.0", "0.34.0") if v in releases()]
+BATCH = "_set_default_max_num_seqs_and_batched_tokens_args"
+
+
+@pytest.mark.parametrize("version", NEW)
+@pytest.mark.parametrize("gpu,tokens,seqs", [("H100", 8192, 1024), ("A100", 2048, 256), ("B200", 16384, 1024)])
+def test_batch_defaults_follow_the_gpu_tier(version, gpu, tokens, seqs):
+    run = run_vllm(version, [LLAMA31], gpu=gpu)
+    assert run.rc == 0, run
+    for field, value, assigns in (("scheduler_config.max_num_batched_tokens", tokens, "self.max_num_batched_tokens = "),
+                                  ("scheduler_config.max_num_seqs", seqs, "self.max_num_seqs = ")):
+        report = run.field(field)
+        assert report["verdict"] == "decided" and report["initial"]["value"] is None
+        assert report["final"]["value"] == value
+        first = report["changes"][0]
+        assert first["func"] == "EngineArgs." + BATCH and first["file"].endswith("vllm/engine/arg_utils.py")
+        assert first["line"] == line_in(version, "engine/arg_utils.py", BATCH, assigns, nth=0 if "seqs" in field else 1)
+        assert first["new"]["value"] == value
+        # the GPU question that decided the tier
+        asked = {h["query"]: h["result"] for h in first["hardware"]}
+        assert "pynvml.nvmlDeviceGetName()" in asked, first["hardware"]
+
+
+def test_batch_defaults_lines_on_0_33_0():
+    if "0.33.0" not in releases():
+        pytest.skip("0.33.0 not selected")
+    run = run_vllm("0.33.0", [LLAMA31], gpu="H100")
+    assert run.field("scheduler_config.max_num_batched_tokens")["changes"][0]["line"] == 3172
+    assert run.field("scheduler_config.max_num_seqs")["changes"][0]["line"] == 3178
+
+
+@pytest.mark.parametrize("version", NEW)
+def test_enforce_eager_overrides_the_compilation_config(version):
+    run = run_vllm(version, [LLAMA31, "--enforce-eager", "--compilation-config", '{"mode":3,"cudagraph_mode":"FULL"}'])
+    assert run.rc == 0, run
+    mode, graphs = run.field("compilation_config.mode"), run.field("compilation_config.cudagraph_mode")
+    assert mode["verdict"] == graphs["verdict"] == "overridden"
+    assert mode["requested"]["option"] == "--compilation-config"
+    assert mode["initial"]["repr"] == "CompilationMode.VLLM_COMPILE" and mode["final"]["repr"] == "CompilationMode.NONE"
+    assert graphs["initial"]["repr"] == "CUDAGraphMode.FULL" and graphs["final"]["repr"] == "CUDAGraphMode.NONE"
+    for report, text in ((mode, "self.compilation_config.mode = CompilationMode.NONE"),
+                         (graphs, "self.compilation_config.cudagraph_mode = CUDAGraphMode.NONE")):
+        c = report["changes"][-1]
+        assert c["func"] == "VllmConfig.__post_init__" and c["file"].endswith("vllm/config/vllm.py")
+        assert c["line"] == line_in(version, "config/vllm.py", "__post_init__", text)
+        assert any("enforce_eager" in cond["test"] for cond in c["conditions"])
+        eager = next(r for r in c["reads"] if r.get("field") == "model_config.enforce_eager")
+        assert eager["value"]["value"] is True and eager["origin"] == "cli"
+    assert run.field("model_config.enforce_eager")["verdict"] == "honoured"
+    if version == "0.33.0":
+        assert mode["changes"][-1]["line"] == 1767 and graphs["changes"][-1]["line"] == 1768
+
+
+@pytest.mark.parametrize("version", NEW)
+def test_deepseek_mtp_becomes_mtp_in_a_pydantic_post_init(version):
+    run = run_vllm(version, [DEEPSEEK_V3, "-tp", "8", "--speculative-config",
+                             '{"method":"deepseek_mtp","num_speculative_tokens":3}'], gpu="H200x8")
+    assert run.rc == 0, run
+    method = run.field("speculative_config.method")
+    assert method["verdict"] == "overridden" and method["requested"]["option"] == "--speculative-config"
+    assert method["initial"]["value"] == "deepseek_mtp" and method["final"]["value"] == "mtp"
+    c = method["changes"][-1]
+    assert c["func"] == "SpeculativeConfig.__post_init__" and c["file"].endswith("vllm/config/speculative.py")
+    assert c["line"] == line_in(version, "config/speculative.py", "__post_init__", 'self.method = "mtp"')
+    assert any("deprecated" in log["message"] for log in c["logs"])
+    assert run.field("speculative_config.num_speculative_tokens")["verdict"] == "honoured"
+    assert run.field("parallel_config.tensor_parallel_size")["verdict"] == "honoured"
+    if version == "0.33.0":
+        assert c["line"] == 1250
+
+
+@pytest.mark.parametrize("version", NEW)
+def test_no_chunked_prefill_raises_the_batch_to_the_context(version):
+    run = run_vllm(version, [LLAMA31, "--no-enable-chunked-prefill"])
+    assert run.rc == 0, run
+    assert run.field("scheduler_config.enable_chunked_prefill")["verdict"] == "honoured"
+    tokens = run.field("scheduler_config.max_num_batched_tokens")
+    assert tokens["verdict"] == "decided" and tokens["final"]["value"] == 131072
+    c = next(c for c in tokens["changes"] if c["new"]["value"] == 131072)
+    assert c["func"] == "EngineArgs." + BATCH
+    assert c["line"] == line_in(version, "engine/arg_utils.py", BATCH, "self.max_num_batched_tokens = max(")
+    assert any("enable_chunked_prefill" in cond["test"] for cond in c["conditions"])
+    if version == "0.33.0":
+        assert c["line"] == 3196

@@ -1,0 +1,54 @@
+"""Runs flagtrace against the real vLLM releases that `make vllm-env` installs
+(.envs/vllm/<VERSION>/bin/python), on simulated GPUs. FLAGTRACE_VLLM=V limits the suite to one release."""
+import ast
+import os
+
+import pytest
+
+from framework_support import ROOT, Run, run_flagtrace  # noqa: F401  (Run: used by the test files)
+
+RELEASES = ("0.11.2", "0.15.1", "0.25.1", "0.33.0", "0.34.0")
+MODELS = os.path.join(ROOT, "models")
+LLAMA31 = os.path.join(MODELS, "llama-3.1-8b")
+DEEPSEEK_V3 = os.path.join(MODELS, "deepseek-v3")
+SERVE = ("-m", "vllm.entrypoints.cli.main", "serve")
+
+
+def releases():
+    chosen = os.environ.get("FLAGTRACE_VLLM")
+    return tuple(r for r in RELEASES if r == chosen) if chosen else RELEASES
+
+
+def python_for(version):
+    path = os.path.join(ROOT, ".envs", "vllm", version, "bin", "python")
+    if not os.path.exists(path):
+        pytest.fail("vLLM %s environment missing (%s): run `make vllm-env`" % (version, path))
+    return path
+
+
+def overlay_file(version, relpath):
+    return os.path.join(ROOT, ".envs", "vllm", "overlays", version, "vllm", relpath)
+
+
+def run_vllm(version, args, gpu="H100", env=None, verb="explain", extra=(), entry=SERVE):
+    """flagtrace explain --format json on ``vllm serve ARGS`` of a real vLLM release; cached per command."""
+    return run_flagtrace((python_for(version), *entry, *args), gpu, tuple(sorted((env or {}).items())),
+                         verb, tuple(extra))
+
+
+def line_in(version, relpath, func, text, nth=0):
+    """Line of the ``nth`` source line containing ``text`` inside ``def func`` of vllm/RELPATH."""
+    path = overlay_file(version, relpath)
+    src = open(path, encoding="utf-8").read()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.FunctionDef) and node.name == func:
+            lines = src.splitlines()
+            hits = [i for i in range(node.lineno, node.end_lineno + 1) if text in lines[i - 1]]
+            if len(hits) > nth:
+                return hits[nth]
+    raise AssertionError("%r not found in %s of %s" % (text, func, path))
+
+
+def change(run, field, nth=-1):
+    """The ``nth`` change of ``field`` in an explain run."""
+    return run.field(field)["changes"][nth]
