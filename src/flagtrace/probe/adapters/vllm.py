@@ -17,25 +17,16 @@ import sys
 
 from ..recorder import field_items
 from ..values import describe
-from . import vllm_fields
+from . import vllm_fields, vllm_sim
 
 FIRST, LAST = (0, 11, 0), (0, 34, 0)
 TESTED = ["0.11.2", "0.15.1", "0.25.1", "0.33.0", "0.34.0"]
 ARG_UTILS = "vllm.engine.arg_utils"
 CONFIG_PACKAGE = "vllm.config"
 CREATE = "create_engine_config"
-# vLLM reads the GPU through its own copy of pynvml.
-PYNVML_MODULES = ("vllm.third_party.pynvml",)
-# Capability queries vLLM asks its compiled ops (torch.ops._C), by compute capability (major*10+minor),
-# answered under simulation when the real extension could not load. The rules are the ops' C++ ones.
-EXTENSIONS = ("vllm._C", "vllm._C_stable_libtorch")  # the ones that register torch.ops._C
-CAPABILITY_OPS = {
-    "cutlass_scaled_mm_supports_fp8": lambda cap: cap >= 89,
-    "cutlass_scaled_mm_supports_block_fp8": lambda cap: cap >= 90,
-    "cutlass_scaled_mm_supports_fp4": lambda cap: cap >= 100,
-    "mxfp4_experts_quant_supported": lambda cap: 100 <= cap < 110,
-    "cutlass_group_gemm_supported": lambda cap: 90 <= cap < 110,
-}
+# The API server binds its port before it resolves the config (vLLM's workaround for a race with
+# ray): where, by release. A dry run binds an ephemeral loopback port instead; nothing listens.
+SERVER_SOCKET = ("vllm.entrypoints.launchers.launcher", "vllm.entrypoints.openai.api_server")
 
 
 def parse_version(text):
@@ -79,52 +70,24 @@ def setup(probe):
     state = Resolution(probe)
     probe.imports.on_import(CONFIG_PACKAGE, state.watch_configs)
     probe.imports.on_import(ARG_UTILS, state.hook_engine_args)
-    simulation = getattr(probe, "simulation", None)
-    if simulation is not None:
-        for name in PYNVML_MODULES:
-            simulation.patch_pynvml_module(name)
-        probe.imports.on_import("torch", functools.partial(_compiled_ops, probe))
+    vllm_sim.setup(probe)
+    if not probe.request.get("live"):
+        for name in SERVER_SOCKET:
+            probe.imports.on_import(name, functools.partial(_no_port, info))
 
 
-def _compiled_ops(probe, torch):
-    """``torch.ops._C`` when vLLM's extension could not load: the capability queries answer from
-    the simulated GPU; a name vLLM tests with ``hasattr`` stays absent (it picks kernels by it);
-    any other name (a module-level ``torch.ops._C.rotary_embedding.default``) is a placeholder op."""
-    import linecache
+def _no_port(info, module):
+    create = getattr(module, "create_server_socket", None)
+    if create is None or getattr(create, "_flagtrace_dry", False):
+        return
 
-    from ..sim.standins import _Stub
+    @functools.wraps(create)
+    def create_server_socket(addr, *args, **kwargs):
+        info["port_not_bound"] = "%s:%s" % tuple(addr[:2])
+        return create(("127.0.0.1", 0), *args, **kwargs)
 
-    namespace = torch.ops._C
-    base = type(namespace)
-
-    class CompiledOps(base):
-        def __getattr__(self, name):
-            try:
-                return base.__getattr__(self, name)
-            except AttributeError:
-                if name.startswith("__") or not _extension_missing():
-                    raise
-            caller = sys._getframe(1)
-            if name in CAPABILITY_OPS:
-                def op(capability, _name=name, _rule=CAPABILITY_OPS[name]):
-                    result = bool(_rule(int(capability)))
-                    probe.trace.hardware("torch.ops._C.%s(%s)" % (_name, capability), result, sys._getframe(2))
-                    return result
-
-                return op
-            if "hasattr(" in linecache.getline(caller.f_code.co_filename, caller.f_lineno):
-                raise AttributeError(name)
-            probe.simulation.standins.note("torch.ops._C.%s" % name, "placeholder op: vLLM's extension is stood in")
-            return _Stub("torch.ops._C." + name)
-
-    try:
-        namespace.__class__ = CompiledOps
-    except TypeError as exc:
-        probe.recorder.failed("simulating torch.ops._C", exc)
-
-
-def _extension_missing():
-    return any(getattr(sys.modules.get(name), "__flagtrace_stand_in__", False) for name in EXTENSIONS)
+    create_server_socket._flagtrace_dry = True
+    module.create_server_socket = create_server_socket
 
 
 class Resolution:

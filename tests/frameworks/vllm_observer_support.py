@@ -1,0 +1,130 @@
+"""Observer-effect runs for vLLM, in batches like observer_support.py: one interpreter per (release,
+GPU) imports vLLM once, then forks a fresh child per command (an env var one resolution writes
+changes the next one in the same process, and log-once caches leak: a fork of a parent that never
+resolved has neither).
+
+- ``untraced``: ``vllm serve`` through vLLM's real CLI under the same hardware simulation (the probe
+  with ``observe: False``), with ``EngineArgs.create_engine_config`` wrapped to print the config it
+  returns, every field of every nested config by dotted path, and end the child.
+- ``traced``: the probe exactly as ``flagtrace explain`` sets it up for vLLM; each child runs the CLI
+  under it and writes its own trace at the stop point.
+"""
+import argparse
+import json
+import os
+import tempfile
+
+from flagtrace import gpus
+from flagtrace.adapters.vllm import VLLMAdapter
+from flagtrace.launch.command import Target
+from flagtrace.launch.local import run_probe
+from observer_support import _FORK, _payload, _results, differences  # noqa: F401  (differences: tests)
+from vllm_support import LLAMA31, python_for
+
+_CLI = r"""
+import runpy
+
+def serve(argv, env):
+    os.environ.update(env)
+    sys.argv = ["vllm", "serve"] + list(argv)
+    runpy.run_module("vllm.entrypoints.cli.main", run_name="__main__", alter_sys=True)
+"""
+
+UNTRACED = _FORK + _CLI + r"""
+import dataclasses
+from _flagtrace_probe.values import describe
+
+def flatten(obj, prefix, out, seen):
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name, None)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and id(value) not in seen:
+            seen.add(id(value))
+            out[prefix + f.name] = describe(value, f.name)["repr"]
+            flatten(value, prefix + f.name + ".", out, seen)
+        else:
+            out[prefix + f.name] = describe(value, f.name)["repr"]
+    return out
+
+def resolve(argv, env):
+    from vllm.engine import arg_utils
+    create = arg_utils.EngineArgs.create_engine_config
+    result = {}
+
+    class Done(BaseException):
+        pass
+
+    def stop(self, *args, **kwargs):
+        config = create(self, *args, **kwargs)
+        result["fields"] = flatten(config, "", {}, {id(config)})
+        raise Done()
+
+    arg_utils.EngineArgs.create_engine_config = stop
+    try:
+        serve(argv, env)
+    except Done:
+        return result
+    except BaseException as exc:
+        if "fields" in result:
+            return result
+        return {"error": "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")}
+    return {"error": "create_engine_config was never called"}
+
+commands = json.loads(sys.argv[1])
+import vllm.entrypoints.cli.main
+for index, (argv, env) in enumerate(commands):
+    print("RESULT %d %s" % (index, json.dumps(in_child(lambda: resolve(argv, env)))), flush=True)
+"""
+
+TRACED = _FORK + _CLI + r"""
+import _flagtrace_probe.main as probe_main
+
+def launch(index, argv, env, outdir):
+    probe = probe_main.CURRENT
+    probe.trace_path = os.path.join(outdir, "%d.json" % index)
+    probe.trace.argv0 = ["vllm", "serve"] + list(argv)
+    try:
+        serve(argv, env)
+    except BaseException as exc:  # the stop point ends the process; anything else is recorded
+        probe.trace.raised(exc)
+        probe.write()
+        return {"error": "%s: %s" % (type(exc).__name__, exc)}
+    return {"error": "the stop point was never reached"}
+
+commands, outdir = json.loads(sys.argv[1]), sys.argv[2]
+import vllm.entrypoints.cli.main
+for index, (argv, env) in enumerate(commands):
+    print("RESULT %d %s" % (index, json.dumps(in_child(lambda: launch(index, argv, env, outdir)))), flush=True)
+"""
+
+
+def untraced(version, gpu, commands, timeout=1800):
+    """[(args, env)] -> [{"fields": {dotted field: repr}} or {"error": text}]."""
+    python = python_for(version)
+    target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(commands)])
+    result = run_probe(target, {"observe": False, "gpu": gpus.choose(gpu), "setup": ["sim.gpu", "adapters.vllm_sim"]},
+                       timeout=timeout)
+    return _results(result, len(commands))
+
+
+def traced(version, gpu, commands, timeout=1800):
+    """[(args, env)] -> the trace of each command (None where it wrote none), in order."""
+    python = python_for(version)
+    opts = argparse.Namespace(watch=[], stop_at=[], via=None, adapter="vllm")
+    request = VLLMAdapter().request(Target([python], python, [], "module", "vllm.entrypoints.cli.main",
+                                           ["serve", LLAMA31]), opts)
+    request.update(gpu=gpus.choose(gpu), setup=["sim.gpu"] + request["setup"])
+    with tempfile.TemporaryDirectory(prefix="flagtrace-vllm-observer-") as outdir:
+        target = Target([python, "-c", "..."], python, [], "code", TRACED, [_payload(commands), outdir])
+        result = run_probe(target, request, timeout=timeout)
+        _results(result, len(commands))
+        traces = []
+        for index in range(len(commands)):
+            path = os.path.join(outdir, "%d.json" % index)
+            traces.append(json.load(open(path)) if os.path.exists(path) else None)
+        return traces
+
+
+def reported(trace):
+    """The final config flagtrace reports: every field of the resolved VllmConfig, by dotted path."""
+    primary = (trace["outcome"].get("objects") or [None])[0]
+    return trace["outcome"].get("fields", {}).get(str(primary), {})
