@@ -6,6 +6,7 @@ reports all render it, and it is what ``--format json`` writes.
 import bisect
 import dataclasses
 import difflib
+import re
 
 from . import conditions as cond
 
@@ -462,7 +463,7 @@ class Explainer:
         out = []
         for field, value in sorted(self.final.items()):
             v = value.get("value")
-            if isinstance(v, str) and len(v) >= 3 and v in message:
+            if isinstance(v, str) and len(v) >= 3 and _names(v, message):
                 out.append({"field": field, "value": value,
                             **self.provenance(field, self.outcome.get("seq", 10**12))})
         return out
@@ -520,6 +521,11 @@ class Explainer:
                      for e in self.events if e["kind"] == "log" and e["level"] in ("WARNING", "ERROR", "CRITICAL")],
             "notes": notes,
         }
+
+
+def _names(value, message):
+    """``value`` appears in ``message`` as a word of its own ('cpu' is not in 'numa_bind_cpus')."""
+    return re.search(r"(?<![\w])%s(?![\w])" % re.escape(value), message) is not None
 
 
 def _status(status, error):

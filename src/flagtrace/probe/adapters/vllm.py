@@ -98,6 +98,7 @@ class Resolution:
         self.config_module = None
         self.arg_utils = None
         self.depth = 0
+        self.first = 0  # objects registered before the outermost create_engine_config began
 
     # -- watching --------------------------------------------------------------------
     def watch_configs(self, module):
@@ -121,6 +122,8 @@ class Resolution:
 
         @functools.wraps(func)
         def create_engine_config(engine_args, *args, **kwargs):
+            if resolution.depth == 0:
+                resolution.first = len(resolution.recorder.objects)
             resolution.depth += 1
             try:
                 config = func(engine_args, *args, **kwargs)
@@ -168,12 +171,14 @@ class Resolution:
                     self.trace.mount(w.oid, into.oid, prefix=path)
                     mounted.add(w.oid)
                     todo.append((value, path + "."))
-        else:  # resolution failed before VllmConfig existed: name each config by its class
-            for w in rec.objects:
-                if w.root is w and w.oid not in mounted and type(w.obj).__name__ in holders \
-                        and not w.klass.__module__.startswith(ARG_UTILS):
-                    self.trace.mount(w.oid, into.oid, prefix=holders[type(w.obj).__name__])
-                    mounted.add(w.oid)
+        else:  # resolution failed before VllmConfig existed: each config it built, by its class
+            latest = {}
+            for w in rec.objects[self.first:]:
+                if w.root is w and type(w.obj).__name__ in holders:
+                    latest[type(w.obj).__name__] = w
+            for name, w in latest.items():
+                self.trace.mount(w.oid, into.oid, prefix=holders[name])
+                mounted.add(w.oid)
         heads = self.engine_arg_paths(holders)
         if ea is not None and heads:
             self.trace.mount(ea.oid, into.oid, heads=heads)
