@@ -191,8 +191,8 @@ class Probe:
         for callbacks in self.imports._callbacks.values():
             pending += callbacks
         for callback in pending:
-            spec = callback.args[0] if isinstance(callback, functools.partial) else None
-            if spec not in typed:
+            spec = callback.args[0] if isinstance(callback, functools.partial) and callback.args else None
+            if not isinstance(spec, str) or spec not in typed:
                 continue
             kind = "watch" if callback.func == self._watch else "stop-at"
             module, _, qualname = spec.partition(":")
