@@ -121,7 +121,7 @@ for index, (argv, env) in enumerate(commands):
     print("RESULT %d %s" % (index, json.dumps(in_child(lambda: launch(index, argv, env, outdir)))), flush=True)
 """
 
-NONDETERMINISTIC = {"random_seed"}  # a fresh random seed per run unless --random-seed is given
+NONDETERMINISTIC = {"random_seed", "instance_id"}  # fresh per run: SGLang's seed unless --random-seed is given, vLLM's instance id
 ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 

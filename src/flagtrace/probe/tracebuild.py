@@ -147,6 +147,13 @@ class TraceBuilder:
         config's: only its history is mounted."""
         self.mounts[oid] = (into, prefix, heads)
 
+    def reroot(self, oid, into, path):
+        """A nested object another root handed over as it is: from now on it is ``path`` of
+        ``into`` (its history stays with the root it was written under)."""
+        for obj in self.objects:
+            if obj["id"] == oid:
+                obj.update(root=into, path=path)
+
     def _mounted(self, oid, field):
         mount = self.mounts.get(oid)
         if mount is None:

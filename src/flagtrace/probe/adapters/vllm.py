@@ -165,10 +165,14 @@ class Resolution:
                 obj, prefix = todo.pop(0)
                 for name, value in field_items(obj):
                     w = rec.by_id.get(id(value))
-                    if w is None or w.root is not w or w.oid in mounted:
+                    if w is None or w.oid in mounted:
                         continue
                     path = prefix + name
-                    self.trace.mount(w.oid, into.oid, prefix=path)
+                    if w.root is w:  # resolved on its own: its history moves under the config
+                        self.trace.mount(w.oid, into.oid, prefix=path)
+                    elif w.root is not into:  # built inside EngineArgs and handed over as it is
+                        w.root, w.path = into, path
+                        self.trace.reroot(w.oid, into.oid, path)
                     mounted.add(w.oid)
                     todo.append((value, path + "."))
         else:  # resolution failed before VllmConfig existed: each config it built, by its class
