@@ -128,6 +128,8 @@ class Explainer:
         stopped = self.outcome.get("objects") or []
         if stopped:
             return stopped[0]
+        if any(p.get("error") for p in self.trace.get("parses", [])):
+            return None  # refused before resolution: objects built so far are defaults, not the config
         return roots[0]["id"] if roots else None
 
     def _explicit_requests(self):
@@ -472,9 +474,10 @@ class Explainer:
         message = parse["error"]
         options = sorted({o for a in parse.get("actions", []) for o in a["options"]})
         unknown = []
-        for word in message.replace(",", " ").split():
+        for word in message.replace(",", " ").replace("/", " ").split():
+            word = word.split("=", 1)[0].rstrip(":.;")
             if word.startswith("--") and word not in options:
-                unknown.append(word.split("=", 1)[0])
+                unknown.append(word)
         suggestions = {u: difflib.get_close_matches(u, options, n=3, cutoff=0.6) for u in unknown}
         return {"kind": "argparse", "type": "SystemExit", "message": message, "prog": parse.get("prog"),
                 "unknown": unknown, "suggestions": suggestions,
