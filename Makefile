@@ -6,8 +6,10 @@ BIN := $(VENV)/bin
 DEMO_SGLANG ?= 0.5.11
 # The SGLang releases the adapter supports and the suite tests (env/sglang/<VERSION>.txt each).
 SGLANG_VERSIONS ?= 0.4.6.post5 0.4.10.post2 0.5.3 0.5.6 0.5.9 0.5.10.post1 0.5.11 0.5.12 0.5.13 0.5.15 0.5.19 0.5.23
+# The vLLM releases built by `make vllm-env` (env/vllm/<VERSION>.txt each; overlays on the same venv).
+VLLM_VERSIONS ?= 0.11.2 0.15.1 0.25.1 0.33.0 0.34.0
 
-.PHONY: demo test venv sglang-env test-core clean
+.PHONY: demo test venv sglang-env vllm-env test-core clean
 
 venv: $(VENV)/.stamp
 $(VENV)/.stamp: requirements-dev.txt pyproject.toml
@@ -19,6 +21,9 @@ $(VENV)/.stamp: requirements-dev.txt pyproject.toml
 sglang-env:
 	bash scripts/sglang_env.sh $(SGLANG_VERSIONS)
 
+vllm-env:
+	bash scripts/vllm_env.sh $(VLLM_VERSIONS)
+
 # The demo builds only the release it shows.
 demo: venv
 	bash scripts/sglang_env.sh $(DEMO_SGLANG)
@@ -28,7 +33,7 @@ demo: venv
 # tests against a real sshd, which time what a remote agent cleans up after a killed transport.
 SERIAL_TESTS := tests/test_via.py tests/test_via_argv.py tests/test_run_via.py
 
-test: venv sglang-env
+test: venv sglang-env vllm-env
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(addprefix --ignore=,$(SERIAL_TESTS))
 	$(BIN)/python -m pytest -q $(SERIAL_TESTS)
 

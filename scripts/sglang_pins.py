@@ -18,17 +18,16 @@ Wheels are cached in .envs/sglang/wheels/ (SGLANG_ENVS_DIR overrides .envs/sglan
 same inputs always give the same file (of the 0.2-0.6 GB sgl-kernel wheels, only the list of their top-level
 names is kept). Standard library only; needs pip for the downloads.
 """
-import email.parser
 import os
 import re
-import subprocess
 import sys
-import zipfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pinlib  # noqa: E402  (wheel cache, METADATA, version order: shared with scripts/vllm_pins.py)
+from pinlib import base_versions, exact, norm, satisfies, vkey  # noqa: E402,F401  (re-exported)
+
+REPO = pinlib.REPO
 WHEELS = os.path.join(os.environ.get("SGLANG_ENVS_DIR", os.path.join(REPO, ".envs", "sglang")), "wheels")
-BASE_TXT = os.path.join(REPO, "env", "sglang", "base.txt")
-TORCH = {"torch": "2.14.1", "torchvision": "0.29.1"}  # installed with base.txt (scripts/sglang_env.sh)
 EXTRAS = ("srt", "runtime-common", "runtime_common")  # extras a `pip install sglang[srt]` pulled in
 
 
@@ -92,8 +91,29 @@ CHOICES = {
 KERNELS = ("sglang-kernel", "sgl-kernel")
 
 
-def norm(name):
-    return re.sub(r"[-_.]+", "-", name).lower()
+def releases(first, last):
+    """Every sglang release from ``first`` through ``last`` on PyPI, oldest first."""
+    return pinlib.releases("sglang", first, last)
+
+
+def wheel(name, version):
+    """The cached wheel of name==version (downloaded once), or None when PyPI has no wheel of it."""
+    return pinlib.wheel(WHEELS, name, version)
+
+
+def top_dirs(name, version):
+    """Top-level names in a (large) wheel; only the list is kept (in WHEELS)."""
+    return pinlib.top_dirs(WHEELS, name, version)
+
+
+def requires(whl):
+    """{name: specifier} of a wheel's unconditional Requires-Dist (plus EXTRAS'), in file order."""
+    out = {}
+    for name, spec, _, marker in pinlib.requirements(whl):
+        if marker and not re.fullmatch(r"""extra\s*==\s*["'](%s)["']""" % "|".join(EXTRAS), marker):
+            continue  # other extras; platform and python_version markers (none of them matters here)
+        out.setdefault(name, spec)
+    return out
 
 
 def measured(table, ver, default=None):
@@ -101,103 +121,6 @@ def measured(table, ver, default=None):
     needs what 0.4.6.post5 needs); an entry that is empty or None ends what earlier ones said."""
     older = [k for k in table if vkey(k) <= vkey(ver)]
     return table[max(older, key=vkey)] if older else default
-
-
-def vkey(v):
-    m = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|rc)(\d*))?(?:[-_.]?post(\d*))?(?:[-_.]?dev(\d*))?(?:\+.*)?",
-                     v.strip().lower())
-    if not m:
-        sys.exit("unparsable version %r" % v)
-    rel = [int(x) for x in m[1].split(".")]
-    while len(rel) > 1 and rel[-1] == 0:
-        rel.pop()
-    pre = (["a", "b", "rc"].index(m[2]), int(m[3] or 0)) if m[2] else ((-1, 0) if m[5] is not None else (9, 0))
-    return (tuple(rel), pre, int(m[4] or 0) if m[4] is not None else -1,
-            int(m[5] or 0) if m[5] is not None else float("inf"))
-
-
-def satisfies(v, spec):
-    for c in filter(None, (c.strip() for c in spec.split(","))):
-        op, want = re.fullmatch(r"(~=|===|==|!=|<=|>=|<|>)\s*(\S+)", c).groups()
-        if want.endswith(".*") or op == "~=":  # prefix match: "==1.2.*", "~=1.2.3" (>=1.2.3, ==1.2.*)
-            prefix = want[:-2].split(".") if want.endswith(".*") else want.split(".")[:-1]
-            hit = v.split(".")[:len(prefix)] == prefix
-            ok = hit and vkey(v) >= vkey(want) if op == "~=" else hit == (op == "==")
-        else:
-            a, b = vkey(v), vkey(want)
-            ok = {"==": a == b, "===": v == want, "!=": a != b, "<=": a <= b, ">=": a >= b,
-                  "<": a < b, ">": a > b}[op]
-        if not ok:
-            return False
-    return True
-
-
-def releases(first, last):
-    """Every sglang release from ``first`` through ``last`` on PyPI, oldest first."""
-    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "sglang"],
-                         capture_output=True, text=True, check=True).stdout
-    line = next(l for l in out.splitlines() if l.startswith("Available versions:"))
-    found = [v.strip() for v in line.split(":", 1)[1].split(",")]
-    return sorted((v for v in found if vkey(first) <= vkey(v) <= vkey(last)), key=vkey)
-
-
-def wheel(name, version):
-    """The cached wheel of name==version (downloaded once), or None when PyPI has no wheel of it."""
-    def find():
-        for f in sorted(os.listdir(WHEELS)):
-            parts = f.split("-")
-            if f.endswith(".whl") and norm(parts[0]) == norm(name) and vkey(parts[1]) == vkey(version):
-                return os.path.join(WHEELS, f)
-    os.makedirs(WHEELS, exist_ok=True)
-    if not find():
-        r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                            "--disable-pip-version-check", "-d", WHEELS, "%s==%s" % (name, version)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode and "No matching distribution" not in r.stderr:
-            sys.exit("pip download %s==%s failed:\n%s" % (name, version, r.stderr))
-    return find()
-
-
-def top_dirs(name, version):
-    """Top-level names in a (large) wheel. The list is cached beside the wheels; the wheel is not kept."""
-    cache = os.path.join(WHEELS, "%s-%s.tops" % (norm(name), version))
-    if not os.path.exists(cache):
-        whl = wheel(name, version) or sys.exit("no %s==%s wheel on PyPI" % (name, version))
-        with zipfile.ZipFile(whl) as z:
-            tops = sorted({n.split("/")[0] for n in z.namelist()})
-        with open(cache, "w") as fh:
-            fh.write("\n".join(tops) + "\n")
-        os.remove(whl)
-    return open(cache).read().split()
-
-
-def requires(whl):
-    """{name: specifier} of a wheel's unconditional Requires-Dist (plus EXTRAS'), in file order."""
-    with zipfile.ZipFile(whl) as z:
-        (meta,) = [n for n in z.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
-        msg = email.parser.Parser().parsestr(z.read(meta).decode())
-    out = {}
-    for line in msg.get_all("Requires-Dist") or []:
-        m = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^;()]*)\)?\s*(?:;\s*(.*))?", line)
-        marker = (m[3] or "").strip()
-        if marker and not re.fullmatch(r"""extra\s*==\s*["'](%s)["']""" % "|".join(EXTRAS), marker):
-            continue  # other extras; platform and python_version markers (none of them matters here)
-        out.setdefault(norm(m[1]), m[2].replace(" ", ""))
-    return out
-
-
-def exact(spec):
-    m = re.fullmatch(r"===?([^,]+)", spec or "")
-    return m and m[1]
-
-
-def base_versions():
-    out = {norm(k): v for k, v in TORCH.items()}
-    for line in open(BASE_TXT):
-        m = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", line)
-        if m:
-            out[norm(m[1])] = m[2]
-    return out
 
 
 def pin_file(ver):
