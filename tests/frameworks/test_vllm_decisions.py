@@ -88,3 +88,46 @@ def test_no_chunked_prefill_raises_the_batch_to_the_context(version):
     assert any("enable_chunked_prefill" in cond["test"] for cond in c["conditions"])
     if version == "0.33.0":
         assert c["line"] == 3196
+
+
+OLD = [v for v in ("0.11.2", "0.15.1", "0.25.1") if v in releases()]
+OLD_BATCH = {"0.11.2": "_set_default_args"}  # renamed in 0.12
+
+
+@pytest.mark.parametrize("version", OLD)
+@pytest.mark.parametrize("gpu,tokens,seqs", [("H100", 8192, 1024), ("A100", 2048, 256)])
+def test_older_releases_batch_defaults(version, gpu, tokens, seqs):
+    func = OLD_BATCH.get(version, BATCH)
+    run = run_vllm(version, [LLAMA31], gpu=gpu)
+    assert run.rc == 0, run
+    for field, value, assigns, nth in (("scheduler_config.max_num_batched_tokens", tokens, "self.max_num_batched_tokens = ", 1),
+                                       ("scheduler_config.max_num_seqs", seqs, "self.max_num_seqs = ", 0)):
+        report = run.field(field)
+        assert report["verdict"] == "decided" and report["final"]["value"] == value
+        c = report["changes"][0]
+        assert c["func"] == "EngineArgs." + func and c["new"]["value"] == value
+        assert c["line"] == line_in(version, "engine/arg_utils.py", func, assigns, nth=nth)
+
+
+@pytest.mark.parametrize("version", OLD)
+def test_older_releases_deepseek_mtp(version):
+    run = run_vllm(version, [DEEPSEEK_V3, "-tp", "8", "--speculative-config",
+                             '{"method":"deepseek_mtp","num_speculative_tokens":1}'], gpu="H200x8")
+    assert run.rc == 0, run
+    method = run.field("speculative_config.method")
+    assert method["verdict"] == "overridden", method
+    assert method["initial"]["value"] == "deepseek_mtp" and method["final"]["value"] == "mtp"
+    c = method["changes"][-1]
+    assert c["func"] == "SpeculativeConfig.__post_init__"
+    assert c["line"] == line_in(version, "config/speculative.py", "__post_init__", 'self.method = "mtp"')
+
+
+@pytest.mark.parametrize("version", OLD)
+def test_older_releases_enforce_eager_decides_the_compilation_mode(version):
+    run = run_vllm(version, [LLAMA31, "--enforce-eager"])
+    assert run.rc == 0, run
+    assert run.field("model_config.enforce_eager")["verdict"] == "honoured"
+    mode = run.field("compilation_config.mode")
+    assert mode["verdict"] == "decided" and mode["final"]["repr"] == "CompilationMode.NONE"
+    c = mode["changes"][-1]
+    assert c["file"].endswith("vllm/config/vllm.py") and c["func"].startswith("VllmConfig.")

@@ -2,6 +2,7 @@
 flagtrace reports equals the one vLLM's own create_engine_config() returns without flagtrace's
 recording, under the same simulation (one fork per command on both sides)."""
 import functools
+import os
 
 import pytest
 
@@ -24,7 +25,8 @@ SETS = [
     [DEEPSEEK_V3, "-tp", "8", "--speculative-config", '{"method":"deepseek_mtp","num_speculative_tokens":3}'],
     [QWEN3_NEXT, "-tp", "4", "-O", "0"],
 ]
-GPUS = ("H100x8", "A100x8", "B200x8")
+# make test runs one GPU; FLAGTRACE_VLLM_OBSERVER=all runs all three (30 commands per release).
+GPUS = ("H100x8", "A100x8", "B200x8") if os.environ.get("FLAGTRACE_VLLM_OBSERVER") == "all" else ("H100x8",)
 COMMANDS = [(tuple(s), ()) for s in SETS]
 
 
@@ -46,9 +48,12 @@ def test_reported_config_equals_untraced_resolution(version, gpu):
             continue
         assert trace["outcome"]["status"] == "stopped", (args, trace["outcome"])
         got = reported(trace)
-        missing = sorted(set(plain["fields"]) - set(got))
+        # the model's own config (a transformers object) is reported through its instance attributes:
+        # a dataclass field it leaves at the class default is not one of them
+        missing = sorted(k for k in set(plain["fields"]) - set(got) if ".hf_config." not in k)
         assert not missing, (args, missing[:20])
-        diff = differences({k: got[k]["repr"] for k in plain["fields"]}, plain["fields"])
+        diff = differences({k: got[k]["repr"] for k in plain["fields"] if k in got},
+                           {k: v for k, v in plain["fields"].items() if k in got})
         assert not diff, (args, diff)
         resolved += 1
     assert resolved >= 7, resolved
