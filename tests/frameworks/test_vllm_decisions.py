@@ -100,8 +100,9 @@ def test_older_releases_batch_defaults(version, gpu, tokens, seqs):
     func = OLD_BATCH.get(version, BATCH)
     run = run_vllm(version, [LLAMA31], gpu=gpu)
     assert run.rc == 0, run
-    for field, value, assigns, nth in (("scheduler_config.max_num_batched_tokens", tokens, "self.max_num_batched_tokens = ", 1),
-                                       ("scheduler_config.max_num_seqs", seqs, "self.max_num_seqs = ", 0)):
+    for field, value, assigns, nth in (
+            ("scheduler_config.max_num_batched_tokens", tokens, "self.max_num_batched_tokens = default_max_num", 0),
+            ("scheduler_config.max_num_seqs", seqs, "self.max_num_seqs = default_max_num_seqs", 0)):
         report = run.field(field)
         assert report["verdict"] == "decided" and report["final"]["value"] == value
         c = report["changes"][0]

@@ -63,6 +63,7 @@ class GpuSimulation:
         self._install_tools()
         self.probe.imports.on_import("torch", self._patch_torch)
         self.probe.imports.on_import("pynvml", self._patch_pynvml)
+        self.probe.imports.on_import("psutil", self._patch_host_memory)
         self.standins.install()
         self._wrap_subprocess()
         self.trace.simulation = self.summary()
@@ -177,6 +178,27 @@ class GpuSimulation:
             torch.version.cuda = p.get("cuda_version", "12.8")
             self.patched.append("torch.version.cuda = %s (CPU build of torch)" % torch.version.cuda)
         self.trace.simulation = self.summary()
+
+    # -- host memory -----------------------------------------------------------------
+    def _patch_host_memory(self, psutil):
+        """The GPU box's RAM, not this machine's: frameworks size CPU swap and offload buffers
+        from it. ``host_memory_mib`` in the profile; by default what a server with these GPUs has
+        (256 GiB per GPU, at least 512 GiB)."""
+        total = self.profile.get("host_memory_mib", max(512 * 1024, 256 * 1024 * self.count)) * _MIB
+        orig = psutil.virtual_memory
+        sim = self
+
+        def virtual_memory():
+            real = orig()
+            used = min(real.used, total)
+            value = real._replace(total=total, available=total - used, free=total - used, used=used,
+                                  percent=round(100.0 * used / total, 1))
+            sim._record("psutil.virtual_memory().total", "%d MiB" % (total // _MIB))
+            return value
+
+        virtual_memory.__wrapped__ = orig
+        psutil.virtual_memory = virtual_memory
+        self.patched.append("psutil.virtual_memory (host RAM %d GiB)" % (total // 1024 ** 3))
 
     # -- pynvml --------------------------------------------------------------------
     def _patch_pynvml(self, pynvml):
