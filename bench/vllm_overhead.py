@@ -30,9 +30,9 @@ BARE = r"""
 import os, sys
 from vllm.engine.arg_utils import AsyncEngineArgs
 try:
-    from vllm.entrypoints.openai.cli_args import make_arg_parser
+    from vllm.entrypoints.common.cli_args import make_arg_parser  # 0.3x
 except ImportError:
-    from vllm.entrypoints.openai.api_server import make_arg_parser
+    from vllm.entrypoints.openai.cli_args import make_arg_parser
 try:
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 except ImportError:
