@@ -1,0 +1,57 @@
+"""The vLLM adapter's parts that need no vLLM: which EngineArgs attribute becomes which VllmConfig
+field (read from source), the tool-side model check, and a release outside the range refused with
+its version (a stand-in vllm package that only carries the version)."""
+import os
+
+from flagtrace.exitcodes import ExitCode
+from flagtrace.probe.adapters.vllm_fields import engine_arg_paths
+from ft_support import PY, run_cli
+
+SOURCE = '''
+class EngineArgs:
+    def create_engine_config(self):
+        cache_config = CacheConfig(block_size=self.block_size, is_attention_free=model_config.x)
+        scheduler_config = SchedulerConfig(max_model_len=self.max_model_len, max_num_seqs=self.max_num_seqs)
+        attention_config = AttentionConfig(backend=cast(str, self.attention_backend))
+        return VllmConfig(model_config=model_config, compilation_config=self.compilation_config)
+
+    def create_model_config(self):
+        return ModelConfig(model=self.model, max_model_len=self.max_model_len)
+'''
+HOLDERS = {"CacheConfig": "cache_config", "SchedulerConfig": "scheduler_config", "ModelConfig": "model_config",
+           "AttentionConfig": "attention_config", "CompilationConfig": "compilation_config"}
+
+
+def test_engine_args_map_to_the_config_field_they_are_copied_into():
+    paths = engine_arg_paths(SOURCE, HOLDERS, {"max_model_len": "ModelConfig"})
+    assert paths["block_size"] == "cache_config.block_size"
+    assert paths["max_num_seqs"] == "scheduler_config.max_num_seqs"
+    assert paths["attention_backend"] == "attention_config.backend"  # another name, through cast()
+    assert paths["compilation_config"] == "compilation_config"  # a VllmConfig field itself
+    assert paths["max_model_len"] == "model_config.max_model_len"  # two configs: the option's group wins
+    assert "is_attention_free" not in paths and "x" not in paths
+    assert engine_arg_paths(SOURCE, HOLDERS)["max_model_len"] == "scheduler_config.max_model_len"  # first call
+
+
+def test_vllm_serve_without_a_model_or_config_is_a_usage_error(tmp_path):
+    r = run_cli(["explain", "--adapter", "vllm", "--", PY, "-m", "vllm.entrypoints.cli.main", "serve",
+                 "--max-num-seqs", "8"])
+    assert r.rc == ExitCode.USAGE
+    assert r.err.startswith("flagtrace: the vLLM command names no model")
+    r = run_cli(["explain", "--", PY, "-m", "vllm.entrypoints.cli.main", "serve", str(tmp_path)])
+    assert r.rc == ExitCode.USAGE and r.err == "flagtrace: model %s has no config.json (flagtrace needs only " \
+        "that file, no weights)\n" % tmp_path
+
+
+def test_a_release_outside_the_range_is_refused_with_its_version(tmp_path, monkeypatch):
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "__init__.py").write_text("raise SystemExit('vllm itself must not be imported')\n")
+    dist = tmp_path / "vllm-0.10.2.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm\nVersion: 0.10.2\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    model = os.path.join("models", "llama-3.1-8b")
+    r = run_cli(["explain", "--gpu", "H100", "--", PY, "-m", "vllm.entrypoints.cli.main", "serve", model])
+    assert r.rc == ExitCode.CANNOT_RUN, r.err
+    assert r.err.startswith("flagtrace: vLLM 0.10.2 is outside the releases flagtrace's vLLM adapter supports "
+                            "(0.11.0-0.34.0; tested: 0.11.2, 0.15.1, 0.25.1, 0.33.0, 0.34.0)"), r.err
