@@ -1,5 +1,6 @@
 """Runs flagtrace explain/why/check --format json on a real framework command, cached per command.
 Shared by the SGLang and vLLM suites."""
+import ast
 import functools
 import json
 import os
@@ -42,3 +43,13 @@ def run_flagtrace(command, gpu, env_items, verb="explain", extra=()):
         return Run(proc.returncode, doc, proc.stderr, tr)
 
 
+def line_in_file(path, func, text, nth=0):
+    """Line of the ``nth`` source line containing ``text`` inside ``def func`` of the file ``path``."""
+    src = open(path, encoding="utf-8").read()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.FunctionDef) and node.name == func:
+            lines = src.splitlines()
+            hits = [i for i in range(node.lineno, node.end_lineno + 1) if text in lines[i - 1]]
+            if len(hits) > nth:
+                return hits[nth]
+    raise AssertionError("%r not found in %s of %s" % (text, func, path))

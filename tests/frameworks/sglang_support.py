@@ -1,12 +1,11 @@
 """Runs flagtrace against the real SGLang releases that `make sglang-env` installs
 (.envs/sglang/<VERSION>/bin/python), on simulated GPUs. FLAGTRACE_SGLANG=V limits the
 suite to one release."""
-import ast
 import os
 
 import pytest
 
-from framework_support import Run, run_flagtrace  # noqa: F401  (Run: used by the test files)
+from framework_support import Run, line_in_file, run_flagtrace  # noqa: F401  (Run: used by the test files)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RELEASES = ("0.5.10.post1", "0.5.11", "0.5.12")
@@ -56,15 +55,7 @@ def run_sglang(version, args, gpu="B200x7", env=None, extra=()):
 
 def line_in(version, func, text, nth=0):
     """Line of the ``nth`` source line containing ``text`` inside ``def func`` of server_args.py."""
-    path = overlay_file(version)
-    src = open(path, encoding="utf-8").read()
-    for node in ast.walk(ast.parse(src)):
-        if isinstance(node, ast.FunctionDef) and node.name == func:
-            lines = src.splitlines()
-            hits = [i for i in range(node.lineno, node.end_lineno + 1) if text in lines[i - 1]]
-            if len(hits) > nth:
-                return hits[nth]
-    raise AssertionError("%r not found in %s of %s" % (text, func, path))
+    return line_in_file(overlay_file(version), func, text, nth)
 
 
 def by_version(version, table):

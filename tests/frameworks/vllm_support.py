@@ -1,11 +1,10 @@
 """Runs flagtrace against the real vLLM releases that `make vllm-env` installs
 (.envs/vllm/<VERSION>/bin/python), on simulated GPUs. FLAGTRACE_VLLM=V limits the suite to one release."""
-import ast
 import os
 
 import pytest
 
-from framework_support import ROOT, Run, run_flagtrace  # noqa: F401  (Run: used by the test files)
+from framework_support import ROOT, Run, line_in_file, run_flagtrace  # noqa: F401  (Run: used by the test files)
 
 RELEASES = ("0.11.2", "0.15.1", "0.25.1", "0.33.0", "0.34.0")
 MODELS = os.path.join(ROOT, "models")
@@ -38,15 +37,7 @@ def run_vllm(version, args, gpu="H100", env=None, verb="explain", extra=(), entr
 
 def line_in(version, relpath, func, text, nth=0):
     """Line of the ``nth`` source line containing ``text`` inside ``def func`` of vllm/RELPATH."""
-    path = overlay_file(version, relpath)
-    src = open(path, encoding="utf-8").read()
-    for node in ast.walk(ast.parse(src)):
-        if isinstance(node, ast.FunctionDef) and node.name == func:
-            lines = src.splitlines()
-            hits = [i for i in range(node.lineno, node.end_lineno + 1) if text in lines[i - 1]]
-            if len(hits) > nth:
-                return hits[nth]
-    raise AssertionError("%r not found in %s of %s" % (text, func, path))
+    return line_in_file(overlay_file(version, relpath), func, text, nth)
 
 
 def change(run, field, nth=-1):

@@ -10,38 +10,16 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from ..exitcodes import ExitCode, FlagtraceError
+from .framework import FrameworkAdapter
 from .modelpath import check_model_dir, option_value
 
-MODULES = ("sglang.launch_server", "sglang.cli.main", "sglang.launch_server_grpc")
-SCRIPTS = ("sglang",)
 
-
-class SGLangAdapter:
+class SGLangAdapter(FrameworkAdapter):
     name = "sglang"
-    package = "sglang"  # its first import activates the probe under flagtrace run
-    setup = ("adapters.sglang",)
+    scripts = ("sglang",)
 
-    @staticmethod
-    def matches(target, opts):
-        if opts.adapter == "sglang":
-            return True
-        if opts.adapter != "auto":
-            return False
-        if target.mode == "module":
-            return target.target in MODULES or target.target.startswith("sglang.")
-        if target.mode == "script":
-            return os.path.basename(target.target) in SCRIPTS
-        return False
-
-    def request(self, target, opts):
-        if not getattr(opts, "via", None):  # a remote model path is checked there, by SGLang
-            check_model_path(target.args)
-        return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
-                "adapter_info": {"name": self.name, "describe": "sglang"},
-                "setup": list(self.setup)}
-
-    def environment(self, target, opts):
-        return None
+    def check(self, args):
+        check_model_path(args)
 
 
 def check_model_path(args):

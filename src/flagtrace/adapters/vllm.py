@@ -1,41 +1,17 @@
 """vLLM (tool side): recognise its entry points and check the model before starting a
 multi-second import. Release-specific knowledge lives in probe/adapters/vllm.py, which runs
 where vLLM is installed and reads the release there."""
-import os
-
 from ..exitcodes import ExitCode, FlagtraceError
+from .framework import FrameworkAdapter
 from .modelpath import check_model_dir, option_value
 
-MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.cli.main")
-SCRIPTS = ("vllm",)
 
-
-class VLLMAdapter:
+class VLLMAdapter(FrameworkAdapter):
     name = "vllm"
-    package = "vllm"  # its first import activates the probe under flagtrace run
-    setup = ("adapters.vllm",)
+    scripts = ("vllm",)
 
-    @staticmethod
-    def matches(target, opts):
-        if opts.adapter == "vllm":
-            return True
-        if opts.adapter != "auto":
-            return False
-        if target.mode == "module":
-            return target.target in MODULES or target.target.startswith("vllm.")
-        if target.mode == "script":
-            return os.path.basename(target.target) in SCRIPTS
-        return False
-
-    def request(self, target, opts):
-        if not getattr(opts, "via", None):  # a remote model path is checked there, by vLLM
-            check_model(target.args)
-        return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
-                "adapter_info": {"name": self.name, "describe": "vllm"},
-                "setup": list(self.setup)}
-
-    def environment(self, target, opts):
-        return None
+    def check(self, args):
+        check_model(args)
 
 
 def serve_model(args):

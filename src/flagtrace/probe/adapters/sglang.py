@@ -15,6 +15,7 @@ import os
 import sys
 
 from .. import hooks
+from .release import installed_version, parse_version
 from . import sglang_compat, sglang_declarations, sglang_sealed
 
 WATCH = "sglang.srt.server_args:ServerArgs"
@@ -51,23 +52,6 @@ HARDWARE_HELPERS = (
 HELPER_MODULES = ("sglang.srt.utils.common", "sglang.srt.utils", "sglang.srt.layers.utils")
 
 
-def parse_version(text):
-    parts = []
-    for piece in text.split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
-def installed_version():
-    try:
-        from importlib import metadata
-
-        return metadata.version("sglang")
-    except Exception:
-        return None
-
-
 def mechanism_for(version):
     v = parse_version(version)
     for mech in MECHANISMS:
@@ -82,7 +66,7 @@ def supported_text():
 
 
 def setup(probe):
-    version = installed_version()
+    version = installed_version("sglang")
     trace = probe.trace
     if version is None:
         trace.outcome = {"status": "no_framework",

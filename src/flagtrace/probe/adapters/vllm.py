@@ -17,6 +17,7 @@ import sys
 
 from ..recorder import field_items
 from ..values import describe
+from .release import installed_version, parse_version
 from . import vllm_fields, vllm_sim
 
 FIRST, LAST = (0, 11, 0), (0, 34, 0)
@@ -29,29 +30,12 @@ CREATE = "create_engine_config"
 SERVER_SOCKET = ("vllm.entrypoints.launchers.launcher", "vllm.entrypoints.openai.api_server")
 
 
-def parse_version(text):
-    parts = []
-    for piece in text.split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
-def installed_version():
-    try:
-        from importlib import metadata
-
-        return metadata.version("vllm")
-    except Exception:
-        return None
-
-
 def supported_text():
     return "%s-%s; tested: %s" % (".".join(map(str, FIRST)), ".".join(map(str, LAST)), ", ".join(TESTED))
 
 
 def setup(probe):
-    version = installed_version()
+    version = installed_version("vllm")
     trace = probe.trace
     if version is None or importlib.util.find_spec("vllm") is None:
         trace.outcome = {"status": "no_framework", "message": "vLLM is not installed for %s" % sys.executable}

@@ -1,0 +1,40 @@
+"""What every framework adapter does on the tool side: recognise the framework's entry points,
+check the command before a multi-second import, and ask the probe for the adapter's set-up."""
+import os
+
+
+class FrameworkAdapter:
+    name = None  # also the package whose first import activates the probe under flagtrace run
+    scripts = ()  # console scripts (``sglang``, ``vllm``)
+
+    @property
+    def package(self):
+        return self.name
+
+    @property
+    def setup(self):
+        return ("adapters." + self.name,)
+
+    @classmethod
+    def matches(cls, target, opts):
+        if opts.adapter == cls.name:
+            return True
+        if opts.adapter != "auto":
+            return False
+        if target.mode == "module":
+            return target.target.startswith(cls.name + ".")
+        if target.mode == "script":
+            return os.path.basename(target.target) in cls.scripts
+        return False
+
+    def request(self, target, opts):
+        if not getattr(opts, "via", None):  # a remote model path is checked there, by the framework
+            self.check(target.args)
+        return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
+                "adapter_info": {"name": self.name, "describe": self.name}, "setup": list(self.setup)}
+
+    def check(self, args):
+        """Refuse (FlagtraceError) what the framework would refuse only after its import."""
+
+    def environment(self, target, opts):
+        return None
