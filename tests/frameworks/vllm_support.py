@@ -29,9 +29,10 @@ def overlay_file(version, relpath):
     return os.path.join(ROOT, ".envs", "vllm", "overlays", version, "vllm", relpath)
 
 
-def run_vllm(version, args, gpu="H100", env=None, verb="explain", extra=(), entry=SERVE):
-    """flagtrace explain --format json on ``vllm serve ARGS`` of a real vLLM release; cached per command."""
-    return run_flagtrace((python_for(version), *entry, *args), gpu, tuple(sorted((env or {}).items())),
+def run_vllm(version, args, gpu="H100", env=None, verb="explain", extra=(), entry=SERVE, python=None):
+    """flagtrace explain --format json on ``vllm serve ARGS`` of a real vLLM release; cached per command.
+    ``python``: another program to run ``entry ARGS`` with (the release's console script)."""
+    return run_flagtrace((python or python_for(version), *entry, *args), gpu, tuple(sorted((env or {}).items())),
                          verb, tuple(extra))
 
 
