@@ -1,0 +1,36 @@
+"""vLLM refusing a command: one explanation, the documented exit code, no flagtrace traceback."""
+import json
+
+import pytest
+
+from vllm_support import LLAMA31, releases, run_vllm
+
+VERSION = "0.33.0" if "0.33.0" in releases() else None
+pytestmark = pytest.mark.skipif(VERSION is None, reason="0.33.0 not selected")
+
+
+def test_unknown_flag_is_explained_with_suggestions():
+    run = run_vllm(VERSION, [LLAMA31, "--max-num-seqz", "8"])
+    assert run.rc == 2 and "Traceback" not in run.err
+    error = run.doc["error"]
+    assert error["kind"] == "argparse" and error["unknown"] == ["--max-num-seqz"]
+    assert "--max-num-seqs" in error["suggestions"]["--max-num-seqz"]
+    assert run.doc["object"] is None  # nothing was resolved
+
+
+def test_malformed_compilation_config_json_is_vllms_own_error():
+    run = run_vllm(VERSION, [LLAMA31, "--compilation-config", "{bad"])
+    assert run.rc == 2 and "Traceback" not in run.err
+    assert run.doc["error"]["kind"] == "argparse"
+    assert "Invalid JSON" in run.doc["error"]["message"] and "--compilation-config" in run.doc["error"]["message"]
+
+
+def test_unknown_architecture_is_explained(tmp_path):
+    config = json.load(open(LLAMA31 + "/config.json"))
+    config["architectures"] = ["FooBarForCausalLM"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    run = run_vllm(VERSION, [str(tmp_path)])
+    assert run.rc == 2 and "Traceback" not in run.err
+    error = run.doc["error"]
+    assert error["type"] == "ValidationError" and "FooBarForCausalLM" in error["message"]
+    assert "are not supported for now" in error["message"]
