@@ -86,6 +86,9 @@ def test_no_chunked_prefill_raises_the_batch_to_the_context(version):
     assert c["func"] == "EngineArgs." + BATCH
     assert c["line"] == line_in(version, "engine/arg_utils.py", BATCH, "self.max_num_batched_tokens = max(")
     assert any("enable_chunked_prefill" in cond["test"] for cond in c["conditions"])
+    # self.enable_chunked_prefill in EngineArgs is read as the field it becomes, with its provenance
+    read = next(r for r in c["reads"] if r.get("field") == "scheduler_config.enable_chunked_prefill")
+    assert read["value"]["value"] is False and read["origin"] == "cli"
     if version == "0.33.0":
         assert c["line"] == 3196
 

@@ -285,16 +285,26 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.As
 
 
 # -- what a condition reads ---------------------------------------------------------------
-def attribute_reads(node, fields):
-    """``obj.a`` / ``obj.a.b`` reads in ``node`` whose dotted name is a known field."""
+def attribute_reads(node, fields, self_aliases=None):
+    """``obj.a`` / ``obj.a.b`` reads in ``node`` whose dotted name is a known field.
+    ``self_aliases``: ``self.a`` in code of an object whose attributes become other fields (a
+    builder: ``EngineArgs.max_num_seqs`` is ``scheduler_config.max_num_seqs``)."""
     out = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load):
             dotted = _dotted_after_base(sub)
+            if self_aliases and dotted in self_aliases and _base_name(sub) == "self":
+                dotted = self_aliases[dotted]
             if dotted and dotted in fields and dotted not in out:
                 out.append(dotted)
     # keep the longest: "a.b" beats "a" when both are fields
     return [f for f in out if not any(o != f and o.startswith(f + ".") for o in out)]
+
+
+def _base_name(node):
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _dotted_after_base(node):

@@ -274,7 +274,8 @@ class Explainer:
         report = {"seq": write["seq"], "old": write.get("old"), "new": write["new"],
                   "how": write["how"], **at, "stack": write.get("stack", [])}
         report.update(self.explain_line(at["file"], at["line"], write["seq"], write.get("locals", {}),
-                                         write.get("frame"), stack=write.get("stack", ()), value=write["new"]))
+                                         write.get("frame"), stack=write.get("stack", ()), value=write["new"],
+                                         self_aliases=self._self_aliases(at.get("func"))))
         attached = self.logs_by_write.get(write["seq"], [])
         report["logs"] = [
             {"level": e["level"], "logger": e["logger"], "message": e["message"], "line": e["at"]["line"]}
@@ -284,7 +285,15 @@ class Explainer:
                          for e in attached if e["kind"] == "env"]
         return report
 
-    def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=(), value=None):
+    def _self_aliases(self, func):
+        """The adapter's map of a builder class's attributes to the fields they become, for code
+        of that class (``EngineArgs._set_default_...`` reading ``self.max_num_seqs``)."""
+        aliases = (self.trace.get("adapter") or {}).get("self_aliases") or {}
+        owner = (func or "").split(".", 1)[0]
+        return aliases.get("fields") if owner and owner in aliases.get("classes", ()) else None
+
+    def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=(), value=None,
+                     self_aliases=None):
         """Conditions leading to ``path:line``, and the provenance of what they read. ``value``:
         what the line produced (tells which way a ternary on it went)."""
         text = self.sources.get(path)
@@ -303,7 +312,7 @@ class Explainer:
                                "text": c.text()})
             if c.node is None:
                 continue
-            for field in cond.attribute_reads(c.node, self.fields):
+            for field in cond.attribute_reads(c.node, self.fields, self_aliases):
                 self._add_read(reads, seen, field, seq, None, values_at_raise)
             for base, meth in cond.method_calls(c.node):
                 if meth in self.fields:

@@ -170,6 +170,9 @@ class Resolution:
         heads = self.engine_arg_paths(holders)
         if ea is not None and heads:
             self.trace.mount(ea.oid, into.oid, heads=heads)
+            # a condition in an EngineArgs method reading self.max_num_seqs reads that field
+            classes = sorted({k.__name__ for k in self.recorder.root_classes if issubclass(k, self.arg_utils.EngineArgs)})
+            self.trace.request["adapter_info"]["self_aliases"] = {"classes": classes, "fields": heads}
         self.trace.primary = into.oid
         self.name_requests(heads, set(holders.values()))
 
