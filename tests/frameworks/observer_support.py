@@ -157,9 +157,14 @@ def traced(version, gpu, commands, modules, timeout=1200):
     request = SGLangAdapter().request(Target([python], python, [], "module", "sglang.launch_server",
                                              ["--model-path", LLAMA3]), opts)
     request.update(gpu=gpus.choose(gpu), setup=["sim.gpu"] + request["setup"])
+    return run_traced(python, TRACED, request, commands, [json.dumps(modules)], timeout)
+
+
+def run_traced(python, script, request, commands, args, timeout):
+    """Run a batch script (``script`` gets the commands, ``args``, then the folder to write each
+    command's trace ``<index>.json`` in) under the probe; the traces, in order (None where none)."""
     with tempfile.TemporaryDirectory(prefix="flagtrace-observer-") as outdir:
-        target = Target([python, "-c", "..."], python, [], "code", TRACED,
-                        [_payload(commands), json.dumps(modules), outdir])
+        target = Target([python, "-c", "..."], python, [], "code", script, [_payload(commands), *args, outdir])
         result = run_probe(target, request, timeout=timeout)
         _results(result, len(commands))
         traces = []

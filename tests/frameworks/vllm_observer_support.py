@@ -11,14 +11,12 @@ resolved has neither).
 """
 import argparse
 import json
-import os
-import tempfile
 
 from flagtrace import gpus
 from flagtrace.adapters.vllm import VLLMAdapter
 from flagtrace.launch.command import Target
 from flagtrace.launch.local import run_probe
-from observer_support import _FORK, _payload, _results, differences  # noqa: F401  (differences: tests)
+from observer_support import _FORK, _payload, _results, differences, run_traced  # noqa: F401  (differences: tests)
 from vllm_support import LLAMA31, python_for
 
 _CLI = r"""
@@ -113,16 +111,7 @@ def traced(version, gpu, commands, timeout=1800):
     request = VLLMAdapter().request(Target([python], python, [], "module", "vllm.entrypoints.cli.main",
                                            ["serve", LLAMA31]), opts)
     request.update(gpu=gpus.choose(gpu), setup=["sim.gpu"] + request["setup"])
-    with tempfile.TemporaryDirectory(prefix="flagtrace-vllm-observer-") as outdir:
-        target = Target([python, "-c", "..."], python, [], "code", TRACED, [_payload(commands), outdir])
-        result = run_probe(target, request, timeout=timeout)
-        _results(result, len(commands))
-        traces = []
-        for index in range(len(commands)):
-            path = os.path.join(outdir, "%d.json" % index)
-            traces.append(json.load(open(path)) if os.path.exists(path) else None)
-        return traces
-
+    return run_traced(python, TRACED, request, commands, [], timeout)
 
 def reported(trace):
     """The final config flagtrace reports: every field of the resolved VllmConfig, by dotted path."""
