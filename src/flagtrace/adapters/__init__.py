@@ -14,7 +14,7 @@ NAMES = ("auto", "generic", "sglang", "vllm")
 
 def run_frameworks():
     """Framework package -> the probe-side set-up its first import runs under ``flagtrace run``."""
-    return {a().package: {"adapter": a.name, "setup": list(a().setup)} for a in ADAPTERS}
+    return {ad.package: {"adapter": ad.name, "setup": list(ad.setup)} for ad in (a() for a in ADAPTERS)}
 
 
 def choose_adapter(target, opts):
