@@ -71,9 +71,12 @@ def run_cached(argv):
 
 
 def run_sub(argv, input=None, timeout=60, env=None):
-    """``python -m flagtrace ARGV`` as a subprocess; returns Result with text (replace errors)."""
+    """``python -m flagtrace ARGV`` as a subprocess; returns Result with text (replace errors).
+    ``env``: variables to add (None: to remove)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
+    for key in [k for k, v in full_env.items() if v is None]:  # None: not in its environment
+        del full_env[key]
     proc = subprocess.run(FLAGTRACE + list(argv), input=input, capture_output=True, timeout=timeout,
                           cwd=ROOT, env=full_env)
     return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),

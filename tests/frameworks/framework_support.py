@@ -37,6 +37,8 @@ def run_flagtrace(command, gpu, env_items, verb="explain", extra=()):
         argv += ["--", *command]
         env = dict(os.environ)
         env.update(dict(env_items))
+        for key in [k for k, v in env.items() if v is None]:  # None: not in the target's environment
+            del env[key]
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
         doc = json.load(open(out)) if os.path.exists(out) and os.path.getsize(out) else None
         tr = json.load(open(trace)) if os.path.exists(trace) else None

@@ -301,6 +301,22 @@ def attribute_reads(node, fields, self_aliases=None):
     return [f for f in out if not any(o != f and o.startswith(f + ".") for o in out)]
 
 
+def env_reads(node, variables):
+    """Environment variables ``node`` names, of those the process read (``variables``): an
+    attribute of an env module (``envs.VLLM_DP_SIZE``) or a string (``os.getenv("RANK")``)."""
+    out = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute):
+            name = sub.attr
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            name = sub.value
+        else:
+            continue
+        if name in variables and name not in out:
+            out.append(name)
+    return out
+
+
 def _base_name(node):
     while isinstance(node, ast.Attribute):
         node = node.value

@@ -88,8 +88,16 @@ class Explainer:
                 self.logs_by_frame.setdefault(_call_key(e), []).append(e)
         self.logs_by_write = self._attach_logs(writes)
         self.hardware = [e for e in self.events if e["kind"] == "hw"]
+        self.env_first_read = {}
+        self.env_writes = {}
+        for e in self.events:
+            if e["kind"] == "envread":
+                self.env_first_read.setdefault(e["key"], e)
+            elif e["kind"] == "env":
+                self.env_writes.setdefault(e["key"], []).append(e)
         self.decls = {e["seq"]: e for e in self.events if e["kind"] == "decl"}
         self._provenance_cache = {}
+        self._nested_cache = {}
         self.after_stop = self._after_stop()
 
     def _after_stop(self):
@@ -290,7 +298,26 @@ class Explainer:
         of that class (``EngineArgs._set_default_...`` reading ``self.max_num_seqs``)."""
         aliases = (self.trace.get("adapter") or {}).get("self_aliases") or {}
         owner = (func or "").split(".", 1)[0]
-        return aliases.get("fields") if owner and owner in aliases.get("classes", ()) else None
+        if not owner:
+            return None
+        if owner in aliases.get("classes", ()):
+            return aliases.get("fields")
+        return self._nested_self(owner)
+
+    def _nested_self(self, owner):
+        """Code of a nested config's class reads ``self.x``: the field is ``<its path>.x``
+        (``ParallelConfig.__post_init__`` reading ``self.data_parallel_size`` is
+        ``parallel_config.data_parallel_size``), when one object of that class sits in the tree."""
+        if owner not in self._nested_cache:
+            paths = {o["path"] for o in self.trace.get("objects", [])
+                     if o.get("root") == self.root and o.get("path")
+                     and o["class"].rsplit(":", 1)[-1].split(".")[0] == owner}
+            out = None
+            if len(paths) == 1:
+                prefix = paths.pop() + "."
+                out = {f[len(prefix):]: f for f in self.fields if f.startswith(prefix)}
+            self._nested_cache[owner] = out
+        return self._nested_cache[owner]
 
     def explain_line(self, path, line, seq, locals_, frame=None, values_at_raise=None, stack=(), value=None,
                      self_aliases=None):
@@ -326,6 +353,12 @@ class Explainer:
                 if name in locals_ and ("local", name) not in seen:
                     seen.add(("local", name))
                     reads.append({"local": name, "value": {"repr": locals_[name]}})
+        statement_node = cond._statement_node(text, line)
+        for node in [c.node for c in chain if c.node is not None] + [statement_node]:
+            for name in cond.env_reads(node, self.env_first_read) if node is not None else ():
+                if ("env", name) not in seen:
+                    seen.add(("env", name))
+                    reads.append(self.env_value(name, seq))
         hardware = self._hardware_for(path, func, chain, seq, line, stack)
         return {"conditions": conditions, "reads": reads, "hardware": hardware, "statement": statement}
 
@@ -343,6 +376,25 @@ class Explainer:
         if pending is not None:
             read["declared"] = pending
         reads.append(read)
+
+    def env_value(self, name, seq):
+        """An environment variable as code saw it at ``seq``: its value and where it came from
+        (the launch environment, code that set it, or unset: the framework's default applies)."""
+        writes = self.env_writes.get(name, [])
+        before = [w for w in writes if w["seq"] < seq]
+        if before:
+            return {"env": name, "value": before[-1]["new"], "origin": "decided", "set_by": _where(before[-1])}
+        value = writes[0]["old"] if writes else self.env_first_read[name]["value"]
+        return {"env": name, "value": value, "origin": "environment" if value is not None else "unset"}
+
+    def _statement_env(self, write):
+        at = write.get("at") or {}
+        text = self.sources.get(at.get("file"))
+        if not self.env_first_read or not text or not at.get("line"):
+            return []
+        node = cond._statement_node(text, at["line"])
+        names = cond.env_reads(node, self.env_first_read) if node is not None else []
+        return [self.env_value(n, write["seq"]) for n in names]
 
     def _pending_declaration(self, field, seq):
         """A declaration of ``field`` made before ``seq`` but not applied yet: code that reads
@@ -370,6 +422,9 @@ class Explainer:
             last = dict(self._replacing_write(last) or last, old=last.get("old"))
         out = {"origin": "decided", "set_by": _where(last),
                "was": last.get("old"), "requested": request["typed"] if request else None}
+        env = self._statement_env(last)
+        if env:  # ``self.data_parallel_size = envs.VLLM_DP_SIZE``: the value came from there
+            out["from_env"] = env
         decl = self.decls.get(last.get("decl"))
         if decl is not None:  # applied from a declaration: the code that declared it set it
             out["set_by"] = self.decision_site(decl, field)
@@ -442,7 +497,8 @@ class Explainer:
         if site is not None:
             values = self.final
             report.update(self.explain_line(site["file"], site["line"], self.outcome.get("seq", 10**12),
-                                            site.get("locals", {}), values_at_raise=values))
+                                            site.get("locals", {}), values_at_raise=values,
+                                            self_aliases=self._self_aliases(site.get("func"))))
         report["mentions"] = self._mentioned_values(exc["message"])
         report["hints"] = self._hints(report.get("reads", []) + report["mentions"])
         return report

@@ -3,6 +3,7 @@
 Each wrapper records and then does exactly what the original did.
 Standard library only, Python >= 3.9.
 """
+import _collections_abc
 import argparse
 import logging
 import os
@@ -12,7 +13,8 @@ import warnings
 from .recorder import frame_info
 
 _SKIP_FILES = (os.path.dirname(logging.__file__), warnings.__file__.rsplit(".", 1)[0], "<frozen os>",
-               os.__file__.rsplit(".", 1)[0], os.path.dirname(os.path.abspath(__file__)))
+               os.__file__.rsplit(".", 1)[0], os.path.dirname(os.path.abspath(__file__)),
+               "<frozen _collections_abc>", _collections_abc.__file__.rsplit(".", 1)[0])
 
 
 def caller(depth=2):
@@ -210,9 +212,25 @@ def install_logging(trace):
 
 # -- os.environ ------------------------------------------------------------------------
 def install_environ(trace):
+    """Writes to os.environ, and the first read of each variable (``os.getenv``, ``.get``,
+    ``in``: all go through ``__getitem__``), so a decision that read one can say its value."""
     klass = type(os.environ)
     orig_set = klass.__setitem__
     orig_del = klass.__delitem__
+    orig_get = klass.__getitem__
+    seen = set()
+
+    def __getitem__(self, key):
+        try:
+            value = orig_get(self, key)
+        except KeyError:
+            value = None
+            raise
+        finally:
+            if key not in seen and self is os.environ and trace.env_on and isinstance(key, str):
+                seen.add(key)
+                trace.env_read(key, value, caller(2))
+        return value
 
     def __setitem__(self, key, value):
         old = self.get(key) if self is os.environ else None
@@ -228,6 +246,7 @@ def install_environ(trace):
 
     klass.__setitem__ = __setitem__
     klass.__delitem__ = __delitem__
+    klass.__getitem__ = __getitem__
 
 
 def at(frame):

@@ -244,6 +244,9 @@ class Recorder:
             recorder.enter_window()
             try:
                 return func(*args, **kwargs)
+            except Exception as exc:
+                recorder.trace.escaped(exc)
+                raise
             finally:
                 recorder.exit_window()
 

@@ -41,6 +41,7 @@ class TraceBuilder:
         self.primary = None  # the object an adapter names as the resolved config, when none was returned
         self.mounts = {}  # root oid -> (oid, prefix, heads): a tree resolved apart, then made a field
         self.recorder = None
+        self._escaped = []  # the last exceptions that left a watched method (a validator may re-wrap one)
         self.written = False
         self._logs = 0
         self.started = time.time()
@@ -237,6 +238,14 @@ class TraceBuilder:
             self.files.add(event["at"]["file"])
         self._add(event)
 
+    def env_read(self, key, value, frame):
+        """The first time the process read ``key`` from its environment (None: unset)."""
+        event = {"kind": "envread", "seq": self._next(), "key": key,
+                 "value": None if value is None else describe(value, key)["repr"]}
+        if frame is not None:
+            event["at"] = frame_info(frame)
+        self._add(event)
+
     def hardware(self, what, result, frame):
         event = {"kind": "hw", "seq": self._next(), "query": what, "result": safe_repr(result)}
         if frame is not None:
@@ -260,8 +269,49 @@ class TraceBuilder:
         }
 
     def raised(self, exc):
+        frames = self._frames(exc.__traceback__)
+        inner = self._rewrapped(exc)
+        if inner is not None:  # pydantic turned a validator's ValueError into a ValidationError
+            frames += self._frames(inner.__traceback__)
+        for info in frames[-3:]:
+            self.files.add(info["file"])
+        chain = []
+        cause = exc.__cause__ or exc.__context__
+        while cause is not None and len(chain) < 5:
+            chain.append({"type": type(cause).__name__, "message": str(cause)[:2000]})
+            cause = cause.__cause__ or cause.__context__
+        if inner is not None:
+            chain.append({"type": type(inner).__name__, "message": str(inner)[:2000]})
+        self.outcome = {
+            "status": "raised", "seq": self._next(),
+            "exception": {
+                "type": type(exc).__name__, "module": type(exc).__module__,
+                "message": str(exc)[:4000], "frames": frames[-12:], "chain": chain,
+                "text": "".join(traceback.format_exception_only(type(exc), exc))[-4000:],
+            },
+            "fields": self.field_values(),
+        }
+
+    def escaped(self, exc):
+        if not self._escaped or self._escaped[-1] is not exc:
+            self._escaped = self._escaped[-7:] + [exc]
+
+    def _rewrapped(self, exc):
+        """The exception a watched method raised, when ``exc`` re-raises it by message only
+        (no ``__cause__``: the original's frames are lost from ``exc``'s traceback)."""
+        chain = []
+        cause = exc
+        while cause is not None and len(chain) < 10:
+            chain.append(cause)
+            cause = cause.__cause__ or cause.__context__
+        for inner in reversed(self._escaped):
+            if not any(inner is c for c in chain) and str(inner) and str(inner) in str(exc):
+                return inner
+        return None
+
+    @staticmethod
+    def _frames(tb):
         frames = []
-        tb = exc.__traceback__
         while tb is not None:
             frame = tb.tb_frame
             if not frame.f_code.co_filename.startswith(_PROBE_DIR):
@@ -272,22 +322,7 @@ class TraceBuilder:
                 info["locals"] = scalar_locals(frame)
                 frames.append(info)
             tb = tb.tb_next
-        for info in frames[-3:]:
-            self.files.add(info["file"])
-        chain = []
-        cause = exc.__cause__ or exc.__context__
-        while cause is not None and len(chain) < 5:
-            chain.append({"type": type(cause).__name__, "message": str(cause)[:2000]})
-            cause = cause.__cause__ or cause.__context__
-        self.outcome = {
-            "status": "raised", "seq": self._next(),
-            "exception": {
-                "type": type(exc).__name__, "module": type(exc).__module__,
-                "message": str(exc)[:4000], "frames": frames[-12:], "chain": chain,
-                "text": "".join(traceback.format_exception_only(type(exc), exc))[-4000:],
-            },
-            "fields": self.field_values(),
-        }
+        return frames
 
     def exited(self, code):
         self.outcome = {"status": "exited", "exit_code": code, "seq": self._next()}

@@ -26,10 +26,24 @@ def _origin_text(read):
         s = read["set_by"]
         was = " from %s" % _val(read["was"]) if read.get("was") else ""
         asked = ", overriding %s" % read["requested"] if read.get("requested") else ""
-        return "set%s by %s (line %s)%s" % (was, s.get("func"), s.get("line"), asked)
+        env = "".join(" from $%s=%s (%s)" % (e["env"], _env_val(e), _env_origin(e)) for e in read.get("from_env", ()))
+        return "set%s by %s (line %s)%s%s" % (was, s.get("func"), s.get("line"), env, asked)
     if origin == "fallback":
         return "unset: the field's fallback"
     return "default"
+
+
+def _env_val(read):
+    return "unset" if read["value"] is None else read["value"]
+
+
+def _env_origin(read):
+    if read["origin"] == "decided":
+        s = read["set_by"]
+        return "set by %s (%s:%s)" % (s.get("func"), os.path.basename(s.get("file") or "?"), s.get("line"))
+    if read["origin"] == "environment":
+        return "the launch environment"
+    return "not in the environment: the framework's default applies"
 
 
 def _declared_text(ch, declared):
@@ -153,6 +167,10 @@ class TerminalReport:
             if "local" in r:
                 self.p("%s%s %s = %s  [dim](local)[/dim]" % (indent, label, escape(r["local"]),
                                                              escape(_val(r["value"]))))
+                continue
+            if "env" in r:
+                self.p("%s%s $%s = %s  [dim]← %s[/dim]" % (indent, label, escape(r["env"]), escape(_env_val(r)),
+                                                         escape(_env_origin(r))))
                 continue
             via = " via %s" % r["via"] if r.get("via") else ""
             if r.get("declared"):
