@@ -4,7 +4,7 @@ its version (a stand-in vllm package that only carries the version)."""
 import os
 
 from flagtrace.exitcodes import ExitCode
-from flagtrace.probe.adapters.vllm_fields import engine_arg_paths
+from flagtrace.probe.adapters.vllm_fields import engine_arg_copies, engine_arg_paths
 from ft_support import PY, run_cli
 
 SOURCE = '''
@@ -17,8 +17,16 @@ class EngineArgs:
 
     def create_model_config(self):
         return ModelConfig(model=self.model, max_model_len=self.max_model_len)
+
+    def create_structured_outputs_config(self):
+        if self.reasoning_parser:
+            self.structured_outputs_config.reasoning_parser = self.reasoning_parser
+        self.reasoning_config.reasoning_parser = self.reasoning_parser
+        self.speculative_config.method = self.method
+        self.structured_outputs_config.enable_in_reasoning = True
 '''
-HOLDERS = {"CacheConfig": "cache_config", "SchedulerConfig": "scheduler_config", "ModelConfig": "model_config",
+HOLDERS = {"StructuredOutputsConfig": "structured_outputs_config", "ReasoningConfig": "reasoning_config",
+           "CacheConfig": "cache_config", "SchedulerConfig": "scheduler_config", "ModelConfig": "model_config",
            "AttentionConfig": "attention_config", "CompilationConfig": "compilation_config"}
 
 
@@ -31,6 +39,13 @@ def test_engine_args_map_to_the_config_field_they_are_copied_into():
     assert paths["max_model_len"] == "model_config.max_model_len"  # two configs: the option's group wins
     assert "is_attention_free" not in paths and "x" not in paths
     assert engine_arg_paths(SOURCE, HOLDERS)["max_model_len"] == "scheduler_config.max_model_len"  # first call
+
+
+def test_an_attribute_copied_into_a_held_config_names_those_fields():
+    copies = engine_arg_copies(SOURCE, HOLDERS)
+    assert list(copies) == ["reasoning_parser"]  # not speculative_config.method: not a held config
+    assert sorted(copies["reasoning_parser"]) == ["reasoning_config.reasoning_parser",
+                                                  "structured_outputs_config.reasoning_parser"]
 
 
 def test_vllm_serve_without_a_model_or_config_is_a_usage_error(tmp_path):

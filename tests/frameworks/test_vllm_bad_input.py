@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from vllm_support import LLAMA31, releases, run_vllm
+from vllm_support import LLAMA31, MODELS, releases, run_vllm
 
 VERSION = "0.33.0" if "0.33.0" in releases() else None
 pytestmark = pytest.mark.skipif(VERSION is None, reason="0.33.0 not selected")
@@ -34,3 +34,15 @@ def test_unknown_architecture_is_explained(tmp_path):
     error = run.doc["error"]
     assert error["type"] == "ValidationError" and "FooBarForCausalLM" in error["message"]
     assert "are not supported for now" in error["message"]
+
+
+def test_reasoning_parser_without_the_models_tokenizer_is_vllms_own_error_explained():
+    run = run_vllm(VERSION, [MODELS + "/qwen3-8b", "--reasoning-parser", "qwen3"])  # config.json only
+    assert run.rc == 2 and "Traceback" not in run.err
+    error = run.doc["error"]
+    assert error["type"] == "ValidationError" and "failed to tokenize reasoning strings" in error["message"]
+    assert error["site"]["func"] == "ReasoningConfig.initialize_token_ids"
+    locals_ = {r["local"]: r["value"]["repr"] for r in error["reads"] if "local" in r}
+    assert locals_ == {"reasoning_start_str": "'<think>'", "reasoning_end_str": "'</think>'"}
+    ids = {r["field"]: r for r in error["reads"] if "field" in r}
+    assert ids["reasoning_config._reasoning_start_token_ids"]["value"]["repr"] == "[]"

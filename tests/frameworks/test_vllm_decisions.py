@@ -2,7 +2,9 @@
 field, old and new value, function, file:line, condition and what it read."""
 import pytest
 
-from vllm_support import DEEPSEEK_V3, LLAMA31, line_in, releases, run_vllm
+from vllm_support import DEEPSEEK_V3, LLAMA31, MODELS, line_in, releases, run_vllm
+
+QWEN3 = MODELS + "/qwen3-8b"
 
 NEW = [v for v in ("0.33.0", "0.34.0") if v in releases()]
 BATCH = "_set_default_max_num_seqs_and_batched_tokens_args"
@@ -135,3 +137,18 @@ def test_older_releases_enforce_eager_decides_the_compilation_mode(version):
     assert mode["verdict"] == "decided" and mode["final"]["repr"] == "CompilationMode.NONE"
     c = mode["changes"][-1]
     assert c["file"].endswith("vllm/config/vllm.py") and c["func"].startswith("VllmConfig.")
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.11.2", "0.33.0") if v in releases()])
+def test_reasoning_parser_request_names_the_config_fields_it_is_copied_into(version):
+    run = run_vllm(version, [QWEN3, "--reasoning-parser", "qwen3"])
+    fields = ["structured_outputs_config.reasoning_parser"] + (["reasoning_config.reasoning_parser"]
+                                                                if version == "0.33.0" else [])
+    for name in fields:
+        f = run.field(name)
+        assert f["verdict"] == "honoured" and f["origin"] == "cli", f
+        assert f["requested"]["option"] == "--reasoning-parser"
+        assert (f["initial"]["value"], f["final"]["value"]) == ("", "qwen3")
+        [ch] = f["changes"]
+        assert ch["file"].endswith("vllm/engine/arg_utils.py") and ch["new"]["value"] == "qwen3"
+        assert ch["src"] == "self.%s = self.reasoning_parser" % name

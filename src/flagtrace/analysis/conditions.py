@@ -70,7 +70,8 @@ _INVERSE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: 
 
 class SourceIndex:
     """One parsed file with the lookups the analysis makes many times: innermost def, class
-    of a def, defs by name, innermost simple statement at a line."""
+    of a def, defs by name, innermost simple statement at a line. Only statements are
+    visited (expressions are most of a tree); a scope's statements are indexed when first asked."""
 
     def __init__(self, tree, text):
         self.tree = tree
@@ -78,19 +79,14 @@ class SourceIndex:
         self.functions = []
         self.classes = {}
         self.by_name = {}
-        self.statement_at_line = {}
-        for node in ast.walk(tree):
+        self._scopes = {}
+        for node in _statements(tree.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.append(node)
                 self.by_name.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.ClassDef):
                 for item in node.body:
                     self.classes[id(item)] = node
-            if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND):
-                for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
-                    best = self.statement_at_line.get(line)
-                    if best is None or node.lineno >= best.lineno:
-                        self.statement_at_line[line] = node
 
     def function_at(self, line):
         best = None
@@ -98,6 +94,34 @@ class SourceIndex:
             if _contains(node, line) and (best is None or node.lineno > best.lineno):
                 best = node
         return best
+
+    def statement_at_line(self, line):
+        """Innermost simple statement covering ``line``."""
+        scope = self.function_at(line)
+        key = id(scope)
+        table = self._scopes.get(key)
+        if table is None:
+            table = self._scopes[key] = {}
+            for node in _statements(scope.body if scope is not None else self.tree.body):
+                if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND):
+                    for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                        best = table.get(n)
+                        if best is None or node.lineno >= best.lineno:
+                            table[n] = node
+        return table.get(line)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(stmts):
+    """Every statement in ``stmts`` and in the blocks nested in them, depth first."""
+    for node in stmts:
+        yield node
+        for attr in _BLOCKS:
+            inner = getattr(node, attr, None)
+            if inner:
+                yield from _statements(inner)
 
 
 @functools.lru_cache(maxsize=64)
@@ -261,7 +285,7 @@ def _is_elif(text, node):
 @functools.lru_cache(maxsize=4096)
 def _statement_node(text, line):
     index = source_index(text)
-    return index.statement_at_line.get(line) if index is not None else None
+    return index.statement_at_line(line) if index is not None else None
 
 
 def statement_lines(text, line):
@@ -372,10 +396,26 @@ def assignment_lines(func, names):
     lines = set()
     if func is None or not names:
         return lines
-    for node, target in _assignments(func):
-        if any(t.id in names for t in _bound_names(target)):
-            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    assigned = _assigned_lines(func)
+    for name in names:
+        lines.update(assigned.get(name, ()))
     return lines
+
+
+_ASSIGNED = {}
+
+
+def _assigned_lines(func):
+    """name -> lines of the statements in ``func`` that bind it (computed once per def)."""
+    cached = _ASSIGNED.get(id(func))
+    if cached is not None and cached[0] is func:
+        return cached[1]
+    out = {}
+    for node, target in _assignments(func):
+        for t in _bound_names(target):
+            out.setdefault(t.id, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    _ASSIGNED[id(func)] = (func, out)
+    return out
 
 
 def _assignments(func):

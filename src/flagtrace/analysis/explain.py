@@ -176,7 +176,8 @@ class Explainer:
             start = fallback["new"]  # no code decided it: the field's own fallback for "unset"
         request = self.requests.get(field)
         if request is not None:
-            verdict = "honoured" if _same(start, final) else "overridden"
+            # a config built first and given the request afterwards (a copy) starts elsewhere
+            verdict = "honoured" if _same(start, final) or _same(request.get("value"), final) else "overridden"
         else:
             verdict = "default" if _same(start, final) else "decided"
         if request is not None:

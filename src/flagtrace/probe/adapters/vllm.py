@@ -9,6 +9,7 @@ from its construction; when resolution ends they are mounted at the field of ``V
 holds them, and ``EngineArgs`` writes are mounted at the field each attribute is copied into.
 Standard library only, Python >= 3.9.
 """
+import ast
 import dataclasses
 import functools
 import importlib.util
@@ -167,37 +168,39 @@ class Resolution:
             for name, w in latest.items():
                 self.trace.mount(w.oid, into.oid, prefix=holders[name])
                 mounted.add(w.oid)
-        heads = self.engine_arg_paths(holders)
+        heads, copies = self.engine_arg_paths(holders)
         if ea is not None and heads:
             self.trace.mount(ea.oid, into.oid, heads=heads)
             # a condition in an EngineArgs method reading self.max_num_seqs reads that field
             classes = sorted({k.__name__ for k in self.recorder.root_classes if issubclass(k, self.arg_utils.EngineArgs)})
             self.trace.request["adapter_info"]["self_aliases"] = {"classes": classes, "fields": heads}
         self.trace.primary = into.oid
-        self.name_requests(heads, set(holders.values()))
+        self.name_requests(heads, set(holders.values()), copies)
 
     def engine_arg_paths(self, holders):
+        """(EngineArgs attribute -> the field it becomes, attribute -> fields it is copied into)."""
         source_file = getattr(self.arg_utils, "__file__", None)
         if not source_file:
-            return {}
+            return {}, {}
         self.trace.files.add(source_file)
         with open(source_file, encoding="utf-8") as fh:
-            source = fh.read()
+            source = ast.parse(fh.read())
         groups = {}
         for parse in self.trace.parses:
             for action in parse.get("actions", []):
                 if action.get("group"):
                     groups[action["dest"]] = action["group"]
-        return vllm_fields.engine_arg_paths(source, holders, groups)
+        return vllm_fields.engine_arg_paths(source, holders, groups), vllm_fields.engine_arg_copies(source, holders)
 
-    def name_requests(self, heads, config_fields):
-        """Each explicit option names the config field it becomes; a JSON option
-        (``--compilation-config '{"mode": 3}'``, ``-cc.mode=3``) requests each nested key
-        instead of the whole config."""
+    def name_requests(self, heads, config_fields, copies=None):
+        """Each explicit option names the config field it becomes, and the fields the builder
+        copies it into; a JSON option (``--compilation-config '{"mode": 3}'``, ``-cc.mode=3``)
+        requests each nested key instead of the whole config."""
         argv = [a for a in self.trace.argv0[1:] if isinstance(a, str)]
         for parse in self.trace.parses:
             named = []
             for ex in parse.get("explicit", []):
+                named.extend(dict(ex, field=p) for p in (copies or {}).get(ex["dest"], ()) if p != heads.get(ex["dest"]))
                 path = heads.get(ex["dest"]) or (ex["dest"] if ex["dest"] in config_fields else None)
                 if path is None:
                     named.append(ex)

@@ -33,15 +33,40 @@ def _self_attr(node):
     return None
 
 
+def _parse(source):
+    if isinstance(source, ast.AST):
+        return source
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def engine_arg_copies(source, holders):
+    """EngineArgs attribute -> the fields of configs the builder holds that it is copied into
+    (``self.structured_outputs_config.reasoning_parser = self.reasoning_parser``): the option
+    of that attribute decides those fields too."""
+    tree = _parse(source)
+    held = set(holders.values())
+    out = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+            target, attr = node.targets[0], _self_attr(node.value)
+            holder = _self_attr(target.value)
+            path = "%s.%s" % (holder, target.attr)
+            if attr and holder in held and path not in out.setdefault(attr, []):
+                out[attr].append(path)
+    return {k: v for k, v in out.items() if v}
+
+
 def engine_arg_paths(source, holders, groups=None):
-    """EngineArgs attribute -> dotted ``VllmConfig`` path, from the builder's source.
+    """EngineArgs attribute -> dotted ``VllmConfig`` path, from the builder's source (text or tree).
 
     ``holders``: class name -> field of VllmConfig (``config_fields``). ``groups``: attribute ->
     the argparse group title its option was defined in (the config class it documents); it breaks
     ties when one attribute is passed to several configs."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _parse(source)
+    if tree is None:
         return {}
     found = {}
     for node in ast.walk(tree):
