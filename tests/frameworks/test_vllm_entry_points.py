@@ -15,8 +15,11 @@ VERSION = "0.33.0" if "0.33.0" in releases() else None
 pytestmark = pytest.mark.skipif(VERSION is None, reason="0.33.0 not selected")
 
 
-def check(run):
+def check(run, model_typed="--model"):
     assert run.rc == 0, run
+    model = run.field("model_config.model")  # `vllm serve MODEL` asks for it as much as --model does
+    assert model["verdict"] == "honoured" and model["origin"] == "cli" and model["final"]["value"] == LLAMA31
+    assert model["requested"]["typed"] == model_typed
     seqs = run.field("scheduler_config.max_num_seqs")
     assert seqs["verdict"] == "honoured" and seqs["final"]["value"] == 32
     assert run.doc["stop"] == "vllm.engine.arg_utils:EngineArgs.create_engine_config (returned)"
@@ -24,7 +27,7 @@ def check(run):
 
 def test_console_script():
     script = os.path.join(os.path.dirname(python_for(VERSION)), "vllm")
-    check(run_vllm(VERSION, [LLAMA31, "--max-num-seqs", "32"], entry=("serve",), python=script))
+    check(run_vllm(VERSION, [LLAMA31, "--max-num-seqs", "32"], entry=("serve",), python=script), model_typed=LLAMA31)
 
 
 def test_openai_api_server_module():

@@ -77,6 +77,26 @@ def command_options(parser, args):
     return explicit_options(parser, args[:index]) + explicit, parser_actions(parser) + actions
 
 
+def positional_requests(parser, args, namespace):
+    """Positional arguments the command line gave (``vllm serve MODEL``): requests as much as
+    options are. ``typed`` is the token itself."""
+    sub, index = _subcommand(parser, args)
+    out = []
+    if sub is not None:
+        out = positional_requests(sub, args[index + 1:], namespace)
+        for ex in out:
+            ex["index"] += index + 1
+        args = args[:index]
+    for action in parser._actions:
+        if action.option_strings or action.dest in (argparse.SUPPRESS, "help") or action.nargs not in (None, "?"):
+            continue
+        value = getattr(namespace, action.dest, None)
+        if isinstance(value, str) and value != action.default and value in args:
+            out.append({"dest": action.dest, "typed": value, "option": action.metavar or action.dest,
+                        "index": args.index(value), "inline": False, "positional": True})
+    return out
+
+
 def parser_actions(parser):
     groups = {}
     for group in getattr(parser, "_action_groups", ()):
@@ -107,6 +127,7 @@ def install_argparse(trace):
         if state["depth"] == 0:
             used = list(sys.argv[1:] if args is None else args)
             explicit, actions = command_options(self, used)
+            explicit += positional_requests(self, used, result[0])
             parse = trace.parsed(self, used, result[0], explicit, actions, caller(2))
             _follow_namespace(trace, result[0], parse)
         return result

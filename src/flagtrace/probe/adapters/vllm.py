@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import importlib.util
 import json
+import re
 import sys
 
 from ..recorder import field_items
@@ -199,7 +200,10 @@ class Resolution:
         argv = [a for a in self.trace.argv0[1:] if isinstance(a, str)]
         for parse in self.trace.parses:
             named = []
+            renamed = _renames(parse)  # the serve command's ``args.model = args.model_tag``
             for ex in parse.get("explicit", []):
+                if ex["dest"] not in heads and heads.get(renamed.get(ex["dest"])):
+                    ex = dict(ex, dest=renamed[ex["dest"]])
                 named.extend(dict(ex, field=p) for p in (copies or {}).get(ex["dest"], ()) if p != heads.get(ex["dest"]))
                 path = heads.get(ex["dest"]) or (ex["dest"] if ex["dest"] in config_fields else None)
                 if path is None:
@@ -216,6 +220,19 @@ class Resolution:
                                   ("%s.%s" % (opt, key) for opt in _option_names(parse, ex))), ex["typed"])
                     named.append(dict(ex, field=path + "." + key, typed=typed, value=describe(leaf, key)))
             parse["explicit"] = named
+
+
+_COPY = re.compile(r"^\w+\.(\w+)\s*=\s*\w+\.(\w+)$")
+
+
+def _renames(parse):
+    """Namespace attribute -> the attribute code copied it into after parsing."""
+    out = {}
+    for write in parse.get("namespace_writes", []):
+        m = _COPY.match(((write.get("at") or {}).get("src") or "").strip())
+        if m and m.group(1) == write.get("name"):
+            out[m.group(2)] = m.group(1)
+    return out
 
 
 def _option_names(parse, ex):
