@@ -46,3 +46,25 @@ def test_reasoning_parser_without_the_models_tokenizer_is_vllms_own_error_explai
     assert locals_ == {"reasoning_start_str": "'<think>'", "reasoning_end_str": "'</think>'"}
     ids = {r["field"]: r for r in error["reads"] if "field" in r}
     assert ids["reasoning_config._reasoning_start_token_ids"]["value"]["repr"] == "[]"
+
+
+INJECT = '''import sys
+if "vllm.model_executor.models.registry" in sys.orig_argv:
+    sys.stderr.write("injected: model inspection failed\\n")
+    raise SystemExit(3)
+'''
+
+
+def test_model_inspection_subprocess_failing_is_explained_with_what_it_logged(tmp_path):
+    # vLLM inspects the architecture in a child `python -m vllm.model_executor.models.registry`
+    # (cached under VLLM_CACHE_ROOT): a fresh cache makes it run; a sitecustomize makes only it fail
+    (tmp_path / "inject").mkdir()
+    (tmp_path / "inject" / "sitecustomize.py").write_text(INJECT)
+    run = run_vllm(VERSION, [LLAMA31], env={"PYTHONPATH": str(tmp_path / "inject"),
+                                            "VLLM_CACHE_ROOT": str(tmp_path / "cache")})
+    assert run.rc == 2 and "Traceback" not in run.err
+    error = run.doc["error"]
+    assert "failed to be inspected" in error["message"]
+    assert error["site"]["func"] == "_ModelRegistry._raise_for_unsupported"
+    [log] = [entry for entry in error["logs"] if "inspecting model architecture" in entry["message"]]
+    assert log["level"] == "ERROR" and "injected: model inspection failed" in log["message"]

@@ -500,6 +500,9 @@ class Explainer:
             report.update(self.explain_line(site["file"], site["line"], self.outcome.get("seq", 10**12),
                                             site.get("locals", {}), values_at_raise=values,
                                             self_aliases=self._self_aliases(site.get("func"))))
+        # "Please check the logs": what it logged as an error on the way
+        report["logs"] = [{"level": e["level"], "message": e["message"]} for e in self.events
+                          if e["kind"] == "log" and e["level"] in ("ERROR", "CRITICAL")][-3:]
         report["mentions"] = self._mentioned_values(exc["message"])
         report["hints"] = self._hints(report.get("reads", []) + report["mentions"])
         return report

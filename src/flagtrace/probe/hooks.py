@@ -197,13 +197,28 @@ def _format(msg, args):
         return str(msg)
 
 
+def _exception_text(exc_info):
+    """What ``logger.exception`` / ``exc_info=`` adds to a record: the exception, without its traceback."""
+    if not exc_info:
+        return ""
+    try:
+        exc = exc_info if isinstance(exc_info, BaseException) else (
+            exc_info[1] if isinstance(exc_info, tuple) else sys.exc_info()[1])
+        if exc is None:
+            return ""
+        return "\n%s: %s" % (type(exc).__name__, exc)
+    except Exception:
+        return ""
+
+
 def install_logging(trace):
     def wrap(name, level):
         orig = getattr(logging.Logger, name)
 
         def method(self, msg, *args, **kwargs):
             if trace.logging_on:
-                trace.log(self.name, logging.getLevelName(level), _format(msg, args), caller(2))
+                text = _format(msg, args) + _exception_text(kwargs.get("exc_info"))
+                trace.log(self.name, logging.getLevelName(level), text, caller(2))
             return orig(self, msg, *args, **kwargs)
 
         method.__name__ = name

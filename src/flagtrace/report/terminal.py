@@ -33,6 +33,14 @@ def _origin_text(read):
     return "default"
 
 
+def _ends(text, limit):
+    """``text`` within ``limit`` characters: its start and its end (where a traceback's error is)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + " … " + text[-half:]
+
+
 def _env_val(read):
     return "unset" if read["value"] is None else read["value"]
 
@@ -188,7 +196,7 @@ class TerminalReport:
             self.p("%senv     %s=%s  [dim](was %s)[/dim]" % (indent, escape(env["key"]), escape(str(env["new"])),
                                                          escape(str(env["old"]))))
         for log in item.get("logs") or []:
-            self.p("%slogged  %s %s" % (indent, log["level"], escape(log["message"][:300])))
+            self.p("%slogged  %s %s" % (indent, log["level"], escape(_ends(log["message"], 300))))
 
     def field_block(self, f, detail=True):
         req = f.get("requested")
