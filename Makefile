@@ -9,9 +9,13 @@ SGLANG_VERSIONS ?= 0.4.6.post5 0.4.10.post2 0.5.3 0.5.6 0.5.9 0.5.10.post1 0.5.1
 # The vLLM releases built by `make vllm-env` (env/vllm/<VERSION>.txt each; overlays on the same venv).
 VLLM_VERSIONS ?= 0.11.2 0.15.1 0.25.1 0.33.0 0.34.0
 
-.PHONY: demo test venv sglang-env vllm-env test-core clean
+.PHONY: demo test venv bytecode sglang-env vllm-env test-core clean
 
 venv: $(VENV)/.stamp
+# flagtrace's own modules load in every traced process: compiled once here, not on each start
+# where PYTHONDONTWRITEBYTECODE is set.
+bytecode: venv
+	$(BIN)/python -m compileall -q src/flagtrace
 $(VENV)/.stamp: requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
@@ -25,7 +29,7 @@ vllm-env:
 	bash scripts/vllm_env.sh $(VLLM_VERSIONS)
 
 # The demo builds only the release it shows.
-demo: venv
+demo: venv bytecode
 	bash scripts/sglang_env.sh $(DEMO_SGLANG)
 	bash scripts/demo.sh $(DEMO_SGLANG)
 
@@ -33,7 +37,7 @@ demo: venv
 # tests against a real sshd, which time what a remote agent cleans up after a killed transport.
 SERIAL_TESTS := tests/test_via.py tests/test_via_argv.py tests/test_run_via.py
 
-test: venv sglang-env vllm-env
+test: venv bytecode sglang-env vllm-env
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(addprefix --ignore=,$(SERIAL_TESTS))
 	$(BIN)/python -m pytest -q $(SERIAL_TESTS)
 

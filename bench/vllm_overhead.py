@@ -5,12 +5,14 @@ arguments from the same argv with vLLM's own serve parser and calls `create_engi
 under the same hardware simulation (the probe with recording switched off). Both include
 interpreter start-up and vLLM's import, and both end when the config is built. Runs are
 interleaved and the medians compared in this one run (absolute times on this machine are
-noise; the ratio is the result).
+noise; the ratio is the result). CPU time (user + sys of every process either side starts) is
+printed too: on a shared VM it moves less than wall time.
 
     .venv/bin/python bench/vllm_overhead.py [--version V (any built release)] [--runs 3] [--gpu H100]
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -24,10 +26,12 @@ from flagtrace.launch.command import Target  # noqa: E402
 from flagtrace.launch.local import run_probe  # noqa: E402
 
 ARGS = [os.path.join(ROOT, "models", "llama-3.1-8b"), "--max-model-len", "32768", "--enable-prefix-caching"]
-# vLLM's own serve path up to the config, without its server: the parser `vllm serve` uses, then the
-# engine arguments and their config. The parser's module moved across releases.
+# vLLM's own serve path up to the config, without its server: the modules `vllm serve` imports, the
+# parser it uses, then the engine arguments and their config. The parser's module moved across releases.
 BARE = r"""
 import os, sys
+import vllm.entrypoints.cli.main  # what `vllm serve` loads before it resolves (+500 modules:
+import vllm.entrypoints.openai.api_server  # the server, opentelemetry, grpc, xgrammar), not overhead
 from vllm.engine.arg_utils import AsyncEngineArgs
 try:
     from vllm.entrypoints.common.cli_args import make_arg_parser  # 0.3x
@@ -45,25 +49,30 @@ os._exit(0)
 """
 
 
+def _cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # every waited-for descendant
+    return usage.ru_utime + usage.ru_stime
+
+
 def bare(python, profile, args):
     target = Target(command=[python, "-c", "..."], interpreter=python, python_options=[], mode="code",
                     target=BARE, args=list(args))
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     result = run_probe(target, {"observe": False, "gpu": profile, "setup": ["sim.gpu", "adapters.vllm_sim"]},
                        timeout=600)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     assert result.trace["outcome"].get("exit_code") == 0 and result.stdout.strip(), result.stderr[-3000:]
-    return seconds
+    return seconds, cpu
 
 
 def traced(python, gpu, args):
     argv = [sys.executable, "-m", "flagtrace", "explain", "--gpu", gpu, "--format", "json",
             "-o", os.devnull, "--", python, "-m", "vllm.entrypoints.cli.main", "serve", *args]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     proc = subprocess.run(argv, capture_output=True, cwd=ROOT)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return seconds
+    return seconds, cpu
 
 
 def main():
@@ -79,13 +88,13 @@ def main():
     for i in range(opts.runs):
         b.append(bare(python, profile, ARGS))
         t.append(traced(python, opts.gpu, ARGS))
-        print("run %d: bare %.2fs  flagtrace %.2fs" % (i + 1, b[-1], t[-1]), flush=True)
-    mb, mt = statistics.median(b), statistics.median(t)
+        print("run %d: bare %.2fs (cpu %.2fs)  flagtrace %.2fs (cpu %.2fs)" % (i + 1, *b[-1], *t[-1]), flush=True)
+    mb, mt = statistics.median(w for w, _ in b), statistics.median(w for w, _ in t)
+    cb, ct = statistics.median(c for _, c in b), statistics.median(c for _, c in t)
     print("vllm %s, Llama-3.1-8B on %s, %d runs each, interleaved" % (opts.version, opts.gpu, opts.runs))
-    print("median bare method (python -c create_engine_config, same simulation): %.2fs" % mb)
-    print("median flagtrace explain:                                           %.2fs" % mt)
-    print("ratio flagtrace / bare: %.3f" % (mt / mb))
-
+    print("median bare method (python -c create_engine_config, same simulation): %.2fs wall, %.2fs cpu" % (mb, cb))
+    print("median flagtrace explain:                                           %.2fs wall, %.2fs cpu" % (mt, ct))
+    print("ratio flagtrace / bare: %.3f wall, %.3f cpu (user+sys of every process)" % (mt / mb, ct / cb))
 
 if __name__ == "__main__":
     main()

@@ -33,6 +33,9 @@ _NOT_WINDOWS = frozenset(
      "__hash__", "__del__", "__init_subclass__", "__class_getitem__", "__format__")
 )
 _PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The standard library never holds a config between calls: a write it makes to one (a cached
+# property, copy's __dict__ update) shows in the diff of the calling frame, at the calling line.
+_STDLIB = tuple({os.path.dirname(os.__file__), os.path.dirname(os.path.realpath(os.__file__))}) + ("<frozen ",)
 
 
 def code_qualname(code, frame=None):
@@ -174,6 +177,7 @@ class Recorder:
         self.stack = []  # _FrameEntry of traced frames that received a watched object
         self._saved_trace = None
         self._line_codes = {}
+        self._skip_codes = {}
         self._thread = threading.get_ident()
         self.enabled = True
         # Register an instance of a root class at its first write when no constructor ran for it
@@ -363,10 +367,18 @@ class Recorder:
             self._line_codes[code] = lines
         return lines
 
+    def _skipped(self, code):
+        """Code never diffed: the probe's, the standard library's, and code without arguments."""
+        skip = self._skip_codes.get(code)
+        if skip is None:
+            name = code.co_filename
+            skip = (not (code.co_argcount + code.co_kwonlyargcount) or name.startswith(_PROBE_DIR)
+                    or (name.startswith(_STDLIB) and "-packages" not in name))
+            self._skip_codes[code] = skip
+        return skip
+
     def _on_call(self, frame, event, arg):
-        if event != "call" or not self.enabled:
-            return None
-        if frame.f_code.co_filename.startswith(_PROBE_DIR):
+        if event != "call" or not self.enabled or self._skipped(frame.f_code):
             return None
         try:
             roots = self._roots_in_args(frame)
