@@ -45,3 +45,8 @@ def test_flagtrace_run_probes_the_vllm_process():
         doc = json.load(open(out))
     text = json.dumps(doc)
     assert "vllm.config.vllm:VllmConfig" in text and '"scheduler_config.max_num_seqs"' in text
+
+
+def test_via_a_command_prefix():
+    # `env` stands for `ssh gpu-box`: the probe travels over the prefix's stdin, the trace comes back
+    check(run_vllm(VERSION, [LLAMA31, "--max-num-seqs", "32"], extra=("--via", "env")), model_typed=LLAMA31)
