@@ -7,7 +7,7 @@ WATCH = "env_config:WorkerConfig"
 
 
 def explain(args, env):
-    unset = {k: None for k in ("APP_WORKERS", "APP_SAFE_MODE", "APP_ALLOW_DENSE")}
+    unset = {k: None for k in ("APP_WORKERS", "APP_SAFE_MODE", "APP_ALLOW_DENSE", "APP_ALLOW_SPARSE")}
     return run_sub(["explain", "--format", "json", "--watch", WATCH, "--", PY, example(SCRIPT), *args],
                    env={**unset, **env})
 
@@ -62,3 +62,14 @@ def test_condition_reading_an_unset_variable_says_so():
     text = run_sub(["explain", "--watch", WATCH, "--", PY, example(SCRIPT), "--workers", "3"],
                    env={"APP_ALLOW_DENSE": None, "APP_WORKERS": None}).out
     assert "$APP_ALLOW_DENSE = unset" in text and "not in the environment" in text
+
+
+def test_variable_read_by_a_method_the_condition_calls():
+    run = explain([], {"APP_WORKERS": "4", "APP_ALLOW_SPARSE": "1"})
+    assert run.rc == 0, run.err
+    f = field(run.doc, "dense")
+    assert f["verdict"] == "decided" and (f["initial"]["value"], f["final"]["value"]) == (True, False)
+    [ch] = f["changes"]
+    assert ch["line"] == line_of(SCRIPT, "self.dense = False")
+    assert _env_reads(ch)["APP_ALLOW_SPARSE"] == {"env": "APP_ALLOW_SPARSE", "value": "'1'",
+                                                  "origin": "environment", "via": "self._sparse_allowed()"}

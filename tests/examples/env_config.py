@@ -30,8 +30,13 @@ class WorkerConfig:
             self.workers = int(envs.APP_WORKERS or 1)
         if os.getenv("APP_SAFE_MODE") == "1":
             self.workers = 1
+        if self.workers > 1 and self._sparse_allowed():
+            self.dense = False
         if self.workers > 1 and self.dense and not envs.APP_ALLOW_DENSE:
             raise ValueError("several workers need a sparse model")
+
+    def _sparse_allowed(self):
+        return os.getenv("APP_ALLOW_SPARSE") == "1"
 
 
 def build(workers, dense):

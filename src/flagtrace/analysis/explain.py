@@ -350,6 +350,10 @@ class Explainer:
                     continue
                 for field in cond.attribute_reads(target, self.fields):
                     self._add_read(reads, seen, field, seq, "%s.%s()" % (base, meth), values_at_raise)
+                for name in cond.env_reads(target, self.env_first_read):
+                    if ("env", name) not in seen:
+                        seen.add(("env", name))
+                        reads.append(dict(self.env_value(name, seq), via="%s.%s()" % (base, meth)))
             for name in cond.names_read(c.node):
                 if name in locals_ and ("local", name) not in seen:
                     seen.add(("local", name))

@@ -177,8 +177,9 @@ class TerminalReport:
                                                              escape(_val(r["value"]))))
                 continue
             if "env" in r:
-                self.p("%s%s $%s = %s  [dim]← %s[/dim]" % (indent, label, escape(r["env"]), escape(_env_val(r)),
-                                                         escape(_env_origin(r))))
+                via = " via %s" % r["via"] if r.get("via") else ""
+                self.p("%s%s $%s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["env"]), escape(_env_val(r)),
+                                                           escape(_env_origin(r)), escape(via)))
                 continue
             via = " via %s" % r["via"] if r.get("via") else ""
             if r.get("declared"):
