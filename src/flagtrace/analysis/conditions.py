@@ -402,19 +402,15 @@ def assignment_lines(func, names):
     return lines
 
 
-_ASSIGNED = {}
-
-
 def _assigned_lines(func):
-    """name -> lines of the statements in ``func`` that bind it (computed once per def)."""
-    cached = _ASSIGNED.get(id(func))
-    if cached is not None and cached[0] is func:
-        return cached[1]
-    out = {}
-    for node, target in _assignments(func):
-        for t in _bound_names(target):
-            out.setdefault(t.id, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    _ASSIGNED[id(func)] = (func, out)
+    """name -> lines of the statements in ``func`` that bind it (computed once per def, kept on it)."""
+    out = getattr(func, "_flagtrace_assigned", None)
+    if out is None:
+        out = {}
+        for node, target in _assignments(func):
+            for t in _bound_names(target):
+                out.setdefault(t.id, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        func._flagtrace_assigned = out
     return out
 
 

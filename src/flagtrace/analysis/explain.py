@@ -350,20 +350,13 @@ class Explainer:
                     continue
                 for field in cond.attribute_reads(target, self.fields):
                     self._add_read(reads, seen, field, seq, "%s.%s()" % (base, meth), values_at_raise)
-                for name in cond.env_reads(target, self.env_first_read):
-                    if ("env", name) not in seen:
-                        seen.add(("env", name))
-                        reads.append(dict(self.env_value(name, seq), via="%s.%s()" % (base, meth)))
+                self._add_env_reads(reads, seen, target, seq, "%s.%s()" % (base, meth))
             for name in cond.names_read(c.node):
                 if name in locals_ and ("local", name) not in seen:
                     seen.add(("local", name))
                     reads.append({"local": name, "value": {"repr": locals_[name]}})
-        statement_node = cond._statement_node(text, line)
-        for node in [c.node for c in chain if c.node is not None] + [statement_node]:
-            for name in cond.env_reads(node, self.env_first_read) if node is not None else ():
-                if ("env", name) not in seen:
-                    seen.add(("env", name))
-                    reads.append(self.env_value(name, seq))
+        for node in [c.node for c in chain] + [cond._statement_node(text, line)]:
+            self._add_env_reads(reads, seen, node, seq)
         hardware = self._hardware_for(path, func, chain, seq, line, stack)
         return {"conditions": conditions, "reads": reads, "hardware": hardware, "statement": statement}
 
@@ -381,6 +374,13 @@ class Explainer:
         if pending is not None:
             read["declared"] = pending
         reads.append(read)
+
+    def _add_env_reads(self, reads, seen, node, seq, via=None):
+        """The environment variables ``node`` names, each once per explanation."""
+        for name in cond.env_reads(node, self.env_first_read) if node is not None else ():
+            if ("env", name) not in seen:
+                seen.add(("env", name))
+                reads.append(dict(self.env_value(name, seq), **({"via": via} if via else {})))
 
     def env_value(self, name, seq):
         """An environment variable as code saw it at ``seq``: its value and where it came from

@@ -9,7 +9,6 @@ from its construction; when resolution ends they are mounted at the field of ``V
 holds them, and ``EngineArgs`` writes are mounted at the field each attribute is copied into.
 Standard library only, Python >= 3.9.
 """
-import ast
 import dataclasses
 import functools
 import importlib.util
@@ -185,7 +184,7 @@ class Resolution:
             return {}, {}
         self.trace.files.add(source_file)
         with open(source_file, encoding="utf-8") as fh:
-            source = ast.parse(fh.read())
+            source = vllm_fields.parse(fh.read())
         groups = {}
         for parse in self.trace.parses:
             for action in parse.get("actions", []):

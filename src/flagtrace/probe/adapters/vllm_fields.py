@@ -33,12 +33,13 @@ def _self_attr(node):
     return None
 
 
-def _parse(source):
-    if isinstance(source, ast.AST):
+def parse(source):
+    """The builder's module tree (None where it does not parse); a tree is returned as it is."""
+    if source is None or isinstance(source, ast.AST):
         return source
     try:
         return ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return None
 
 
@@ -46,7 +47,7 @@ def engine_arg_copies(source, holders):
     """EngineArgs attribute -> the fields of configs the builder holds that it is copied into
     (``self.structured_outputs_config.reasoning_parser = self.reasoning_parser``): the option
     of that attribute decides those fields too."""
-    tree = _parse(source)
+    tree = parse(source)
     held = set(holders.values())
     out = {}
     for node in ast.walk(tree) if tree is not None else ():
@@ -65,7 +66,7 @@ def engine_arg_paths(source, holders, groups=None):
     ``holders``: class name -> field of VllmConfig (``config_fields``). ``groups``: attribute ->
     the argparse group title its option was defined in (the config class it documents); it breaks
     ties when one attribute is passed to several configs."""
-    tree = _parse(source)
+    tree = parse(source)
     if tree is None:
         return {}
     found = {}
