@@ -152,3 +152,13 @@ def test_reasoning_parser_request_names_the_config_fields_it_is_copied_into(vers
         [ch] = f["changes"]
         assert ch["file"].endswith("vllm/engine/arg_utils.py") and ch["new"]["value"] == "qwen3"
         assert ch["src"] == "self.%s = self.reasoning_parser" % name
+
+
+def test_an_in_place_edit_flagtrace_did_not_see_is_said_so():
+    # VllmConfig.__post_init__ appends to a deep-copied compilation config's list in place (config/vllm.py):
+    # not credited yet; the report must not claim the field never changed
+    if "0.33.0" not in releases():
+        pytest.skip("0.33.0 not selected")
+    f = run_vllm("0.33.0", [LLAMA31], gpu="H100").field("compilation_config.custom_ops")
+    assert (f["initial"]["repr"], f["final"]["repr"], f["changes"]) == ("[]", "['none']", [])
+    assert f["note"].startswith("changed without an assignment flagtrace saw")

@@ -201,6 +201,9 @@ class Explainer:
             report["fallback"] = {"value": fallback["new"], **_where(fallback)}
         if changes and _same(start, final):
             report["note"] = "changed and changed back"
+        elif not changes and not _same(start, final):
+            report["note"] = ("changed without an assignment flagtrace saw: edited in place (a list "
+                              "appended to, a dict updated) by code it was not watching")
         if field in self.after_stop:
             report["after_stop"] = self.after_stop[field]
         return report

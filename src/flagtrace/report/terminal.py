@@ -343,7 +343,7 @@ class TerminalReport:
         self.p("[bold]%s[/bold]: %s   %s → %s" % (escape(f["field"]), f["verdict"], escape(_val(f["initial"])),
                                                   escape(_val(f["final"]))))
         self.p("  initial value from %s" % escape(origin))
-        if not f["changes"]:
+        if not f["changes"] and not f.get("note"):
             self.p("  never changed after construction")
         for i, ch in enumerate(f["changes"], 1):
             if ch.get("brief"):
