@@ -491,3 +491,11 @@ def test_explicit_request_follows_a_dest_copied_to_another_name():
 def test_observed_namespace_still_pickles_and_copies():
     res = run_sub(["run", "--watch", "renamed_dest:Config", "--", PY, example("renamed_dest.py"), "--tp", "2"])
     assert res.rc == ExitCode.OK and "exit status 0" in res.out and "HONOURED (1): tp_size=2" in res.out
+
+
+def test_an_edit_in_place_flagtrace_did_not_see_is_not_called_unchanged():
+    doc = explain_json("unseen_edit.py", [], "unseen_edit:Config").doc
+    f = field(doc, "paths")
+    assert (f["initial"]["value"], f["final"]["value"], f["changes"]) == ([], ["/opt/kernels"], [])
+    assert f["verdict"] == "decided"
+    assert f["note"].startswith("changed without an assignment flagtrace saw")

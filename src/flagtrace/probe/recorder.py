@@ -352,12 +352,28 @@ class Recorder:
         return roots
 
     def _snapshot(self, roots):
+        """Fields of every object under ``roots``; a registered object that one of them holds
+        but that has a root of its own (a sub-config built apart, a deep copy) joins ``roots``:
+        ``self.sub.items.append(x)`` edits it through the object the frame received."""
         snap = {}
-        for w in self.objects:
-            if w.root.oid in roots:
+        pending = set(roots)
+        while pending:
+            added = set()
+            for w in self.objects:
+                if w.root.oid not in pending:
+                    continue
                 for name, value in field_items(w.obj):
                     copy = _copy_container(value) if _is(value, _CONTAINERS) else _MISSING
                     snap[(w.oid, name)] = (value, copy)
+                    held = self.by_id.get(id(value))
+                    if held is None and type(value).__module__ != "builtins" and copy is _MISSING:
+                        # set by a validator that has not returned yet (pydantic runs __post_init__
+                        # inside it): adopted now, as it would be when the validator returns
+                        self._adopt_nested(w, name, value)  # appended to self.objects: this loop reaches it
+                    elif held is not None and held.root.oid not in roots:
+                        roots[held.root.oid] = held.root
+                        added.add(held.root.oid)
+            pending = added
         return snap
 
     def _wants_lines(self, code):
