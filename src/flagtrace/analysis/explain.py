@@ -380,10 +380,15 @@ class Explainer:
 
     def _add_env_reads(self, reads, seen, node, seq, via=None):
         """The environment variables ``node`` names, each once per explanation."""
-        for name in cond.env_reads(node, self.env_first_read) if node is not None else ():
-            if ("env", name) not in seen:
-                seen.add(("env", name))
-                reads.append(dict(self.env_value(name, seq), **({"via": via} if via else {})))
+        for read in self._env_reads_of(node, seq):
+            if ("env", read["env"]) not in seen:
+                seen.add(("env", read["env"]))
+                reads.append(dict(read, via=via) if via else read)
+
+    def _env_reads_of(self, node, seq):
+        """The environment variables ``node`` names, as code saw them at ``seq``."""
+        names = cond.env_reads(node, self.env_first_read) if node is not None else ()
+        return [self.env_value(name, seq) for name in names]
 
     def env_value(self, name, seq):
         """An environment variable as code saw it at ``seq``: its value and where it came from
@@ -400,9 +405,7 @@ class Explainer:
         text = self.sources.get(at.get("file"))
         if not self.env_first_read or not text or not at.get("line"):
             return []
-        node = cond._statement_node(text, at["line"])
-        names = cond.env_reads(node, self.env_first_read) if node is not None else []
-        return [self.env_value(n, write["seq"]) for n in names]
+        return self._env_reads_of(cond._statement_node(text, at["line"]), write["seq"])
 
     def _pending_declaration(self, field, seq):
         """A declaration of ``field`` made before ``seq`` but not applied yet: code that reads

@@ -66,27 +66,26 @@ def _subcommand(parser, args):
     return None, None
 
 
-def command_options(parser, args):
-    """Explicit options and the actions of a parser and of the sub-command ``args`` select."""
+def command_options(parser, args, namespace=None):
+    """Explicit options and the actions of a parser and of the sub-command ``args`` select; with
+    the parsed ``namespace``, the positionals the command line gave too."""
     sub, index = _subcommand(parser, args)
     if sub is None:
-        return explicit_options(parser, args), parser_actions(parser)
-    explicit, actions = command_options(sub, args[index + 1:])
+        return explicit_options(parser, args) + _positionals(parser, args, namespace), parser_actions(parser)
+    explicit, actions = command_options(sub, args[index + 1:], namespace)
     for ex in explicit:
         ex["index"] += index + 1
-    return explicit_options(parser, args[:index]) + explicit, parser_actions(parser) + actions
+    head = args[:index]
+    return (explicit_options(parser, head) + _positionals(parser, head, namespace) + explicit,
+            parser_actions(parser) + actions)
 
 
-def positional_requests(parser, args, namespace):
+def _positionals(parser, args, namespace):
     """Positional arguments the command line gave (``vllm serve MODEL``): requests as much as
     options are. ``typed`` is the token itself."""
-    sub, index = _subcommand(parser, args)
     out = []
-    if sub is not None:
-        out = positional_requests(sub, args[index + 1:], namespace)
-        for ex in out:
-            ex["index"] += index + 1
-        args = args[:index]
+    if namespace is None:
+        return out
     for action in parser._actions:
         if action.option_strings or action.dest in (argparse.SUPPRESS, "help") or action.nargs not in (None, "?"):
             continue
@@ -126,8 +125,7 @@ def install_argparse(trace):
             state["depth"] -= 1
         if state["depth"] == 0:
             used = list(sys.argv[1:] if args is None else args)
-            explicit, actions = command_options(self, used)
-            explicit += positional_requests(self, used, result[0])
+            explicit, actions = command_options(self, used, result[0])
             parse = trace.parsed(self, used, result[0], explicit, actions, caller(2))
             _follow_namespace(trace, result[0], parse)
         return result

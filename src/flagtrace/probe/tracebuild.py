@@ -269,17 +269,18 @@ class TraceBuilder:
         }
 
     def raised(self, exc):
+        causes = []
+        cause = exc.__cause__ or exc.__context__
+        while cause is not None and len(causes) < 10:
+            causes.append(cause)
+            cause = cause.__cause__ or cause.__context__
         frames = self._frames(exc.__traceback__)
-        inner = self._rewrapped(exc)
+        inner = self._rewrapped(exc, causes)
         if inner is not None:  # pydantic turned a validator's ValueError into a ValidationError
             frames += self._frames(inner.__traceback__)
         for info in frames[-3:]:
             self.files.add(info["file"])
-        chain = []
-        cause = exc.__cause__ or exc.__context__
-        while cause is not None and len(chain) < 5:
-            chain.append({"type": type(cause).__name__, "message": str(cause)[:2000]})
-            cause = cause.__cause__ or cause.__context__
+        chain = [{"type": type(c).__name__, "message": str(c)[:2000]} for c in causes[:5]]
         if inner is not None:
             chain.append({"type": type(inner).__name__, "message": str(inner)[:2000]})
         self.outcome = {
@@ -296,16 +297,11 @@ class TraceBuilder:
         if not self._escaped or self._escaped[-1] is not exc:
             self._escaped = self._escaped[-7:] + [exc]
 
-    def _rewrapped(self, exc):
+    def _rewrapped(self, exc, causes):
         """The exception a watched method raised, when ``exc`` re-raises it by message only
-        (no ``__cause__``: the original's frames are lost from ``exc``'s traceback)."""
-        chain = []
-        cause = exc
-        while cause is not None and len(chain) < 10:
-            chain.append(cause)
-            cause = cause.__cause__ or cause.__context__
+        (not ``exc`` nor one of its ``causes``: the original's frames are lost from ``exc``'s traceback)."""
         for inner in reversed(self._escaped):
-            if not any(inner is c for c in chain) and str(inner) and str(inner) in str(exc):
+            if inner is not exc and not any(inner is c for c in causes) and str(inner) and str(inner) in str(exc):
                 return inner
         return None
 
