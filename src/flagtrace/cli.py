@@ -8,6 +8,7 @@ from . import gpus
 from . import trace as tracefile
 from .adapters import annotate, choose_adapter
 from .analysis.explain import analyse, field_history
+from .analysis.prewarm import Prewarm
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
 from .launch.local import run_probe, stderr_tail
@@ -107,9 +108,11 @@ def obtain_trace(opts, command, err):
             err.write("flagtrace: warning: this machine has real GPUs; --gpu %s replaces them in the "
                       "traced process\n" % opts.gpu)
     progress = Progress(err, target.describe())
+    report_modules = () if opts.format == "json" else ("rich.console", "flagtrace.report.terminal")
     try:
         result = remote.launcher(opts)(target, request, opts.timeout, env=adapter.environment(target, opts),
-                                       on_wait=progress.tick if progress.enabled else None)
+                                       on_wait=progress.tick if progress.enabled else None,
+                                       alongside=lambda hint: Prewarm(hint, report_modules).start())
     finally:
         progress.done()
     trace = tracefile.check(result.trace)
@@ -226,20 +229,26 @@ def error_line(error, analysis):
     return "the target raised %s%s: %s" % (error.get("type"), where, message[:300])
 
 
-def _report(opts, analysis, sink):
+def _console(opts, sink):
     from rich.console import Console  # rich only for terminal output: json stays fast to start
 
-    from .report import terminal
-
     color = False if (opts.no_color or opts.output or not sink.isatty()) else None
-    console = Console(file=sink, width=opts.width or (None if sink.isatty() else 100), highlight=False,
-                      no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)
+    return Console(file=sink, width=opts.width or (None if sink.isatty() else 100), highlight=False,
+                   no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)
+
+
+def _report(opts, analysis, sink):
+    terminal = None
+    if opts.format != "json":
+        from .report import terminal
+
+        console = _console(opts, sink)
     if opts.verb == "why":
         report = field_history(analysis, opts.field)
         if report is None:
             raise FlagtraceError("%s is not a field of %s; fields: %s" % (
                 opts.field, analysis.get("object"), _closest(opts.field, analysis)), ExitCode.USAGE)
-        if opts.format == "json":
+        if terminal is None:
             jsonreport.write({"schema": analysis["schema"], "field": report}, sink)
         else:
             terminal.TerminalReport(analysis, console=console).render_field(report)
@@ -249,7 +258,7 @@ def _report(opts, analysis, sink):
     if opts.verb == "check":
         results = evaluate_expectations(analysis, opts.expect)
         failed = sum(1 for r in results if not r[3])
-    if opts.format == "json":
+    if terminal is None:
         doc = dict(analysis)
         if opts.verb == "check":
             doc["expectations"] = [{"field": f, "expected": w, "actual": g, "ok": ok} for f, w, g, ok in results]

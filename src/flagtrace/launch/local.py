@@ -47,14 +47,18 @@ def stderr_tail(data, lines=15):
     return "\n".join(text.splitlines()[-lines:])
 
 
-def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=None) -> RunResult:
-    """Start ``target`` under the probe; return its trace. Leaves no process or file behind."""
+def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=None, alongside=None) -> RunResult:
+    """Start ``target`` under the probe; return its trace. Leaves no process or file behind.
+    ``alongside(sources_hint)``, if given, starts work to run while the target does (see
+    analysis/prewarm.py); it is stopped before this returns."""
     workdir = tempfile.mkdtemp(prefix="flagtrace-")
     proc = None
     try:
         trace_path = os.path.join(workdir, "trace.json")
         request = dict(request, trace_path=trace_path, workdir=workdir, mode=target.mode, target=target.target,
                        args=target.args, command=target.command, flagtrace_version=__version__)
+        if alongside is not None:
+            request["sources_hint"] = os.path.join(workdir, "sources")
         request_path = os.path.join(workdir, "request.json")
         with open(request_path, "w", encoding="utf-8") as fh:
             json.dump(request, fh)
@@ -68,6 +72,7 @@ def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=N
                                         start_new_session=True)
             except OSError as exc:
                 raise FlagtraceError("cannot start %s: %s" % (target.interpreter, exc.strerror))
+            helper = alongside(request.get("sources_hint")) if alongside is not None else None
             try:
                 _wait(proc, timeout, on_wait, started)
             except subprocess.TimeoutExpired:
@@ -76,6 +81,8 @@ def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=N
                     "the target did not finish within %gs (--timeout); it and its children were killed"
                     % timeout, detail=stderr_tail(_read(err_path)))
             finally:
+                if helper is not None:
+                    helper.stop()
                 if proc.poll() is None:
                     kill_tree(proc)
                 else:

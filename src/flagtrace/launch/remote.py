@@ -147,8 +147,13 @@ def launcher(opts):
     if not via:
         return run_probe
 
-    def launch(target, request, timeout, env=None, on_wait=None):
-        return run_remote(target, request, timeout, via, env=env, on_wait=on_wait)
+    def launch(target, request, timeout, env=None, on_wait=None, alongside=None):
+        helper = alongside(None) if alongside is not None else None  # no sources named from afar
+        try:
+            return run_remote(target, request, timeout, via, env=env, on_wait=on_wait)
+        finally:
+            if helper is not None:
+                helper.stop()
 
     return launch
 

@@ -13,7 +13,9 @@ Standard library only, Python >= 3.9.
 """
 import dataclasses
 import functools
+import gc
 import linecache
+import operator
 import os
 import sys
 import threading
@@ -116,6 +118,18 @@ def field_items(obj):
     return out
 
 
+def _fields(obj):
+    """A watched object's fields as a mapping: its own ``__dict__`` where that holds them all."""
+    d = getattr(obj, "__dict__", None)
+    if type(d) is dict and getattr(type(obj), "__struct_fields__", None) is None:
+        return d
+    return dict(field_items(obj))
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+_is_same = operator.is_
+
+
 def _is(value, types):
     """isinstance() for the target's values: it asks ``__class__``, which an object may make
     raise; the real type cannot."""
@@ -176,8 +190,10 @@ class Recorder:
         self.resolving = 0  # an adapter's resolution is running (no window: nothing to diff)
         self.stack = []  # _FrameEntry of traced frames that received a watched object
         self._saved_trace = None
+        self._froze = False
         self._line_codes = {}
         self._skip_codes = {}
+        self._not_configs = set()  # (type, root class) that _adopt_nested found not to be a config
         self._thread = threading.get_ident()
         self.enabled = True
         # Register an instance of a root class at its first write when no constructor ran for it
@@ -286,13 +302,16 @@ class Recorder:
         return w
 
     def _adopt_nested(self, parent, name, value):
+        """Watch ``value`` as ``parent.name`` if it is a config object; False if it is not."""
         if id(value) in self.by_id:
-            return
-        if _is_config_object(value, parent.root.klass):
-            self.watch_class(type(value))
-            child = self.register(value, parent, parent.dotted(name))
-            for cname, cvalue in field_items(value):
-                self.on_initial(child, cname, cvalue)
+            return True
+        if not _is_config_object(value, parent.root.klass):
+            return False
+        self.watch_class(type(value))
+        child = self.register(value, parent, parent.dotted(name))
+        for cname, cvalue in field_items(value):
+            self.on_initial(child, cname, cvalue)
+        return True
 
     def on_initial(self, w, name, value):
         self.trace.write(w, name, _MISSING, value, None, "init", None)
@@ -311,11 +330,17 @@ class Recorder:
             self._adopt_nested(w, name, new)
 
     def _refresh_snapshots(self, w, name, new):
-        key = (w.oid, name)
         copy = _copy_container(new) if _is(new, _CONTAINERS) else _MISSING
         for entry in self.stack:
             if w.root.oid in entry.roots:
-                entry.snap[key] = (new, copy)
+                shot = entry.snap.get(w.oid)
+                if shot is None:
+                    shot = entry.snap[w.oid] = ({}, {})
+                shot[0][name] = new
+                if copy is _MISSING:
+                    shot[1].pop(name, None)
+                else:
+                    shot[1][name] = copy
 
     # -- resolution windows --------------------------------------------------------
     def enter_window(self):
@@ -323,6 +348,12 @@ class Recorder:
             return
         if self.depth == 0:
             self._saved_trace = sys.gettrace()
+            # The snapshots allocate; left alone, that sets off full collections of the whole
+            # heap (0.4 s with torch and vLLM loaded). Objects older than the window are left out
+            # of collections until it closes: collected later, never kept.
+            self._froze = not gc.get_freeze_count()
+            if self._froze:
+                gc.freeze()
             sys.settrace(self._on_call)
         self.depth += 1
 
@@ -332,6 +363,9 @@ class Recorder:
         self.depth -= 1
         if self.depth == 0:
             sys.settrace(self._saved_trace)
+            if self._froze:
+                gc.unfreeze()
+                self._froze = False
             self._saved_trace = None
             self.stack = []
 
@@ -352,8 +386,9 @@ class Recorder:
         return roots
 
     def _snapshot(self, roots):
-        """Fields of every object under ``roots``; a registered object that one of them holds
-        but that has a root of its own (a sub-config built apart, a deep copy) joins ``roots``:
+        """Fields of every object under ``roots``, per object: a copy of its fields and a copy
+        of each container among them. A registered object that one of them holds but that has
+        a root of its own (a sub-config built apart, a deep copy) joins ``roots``:
         ``self.sub.items.append(x)`` edits it through the object the frame received."""
         snap = {}
         pending = set(roots)
@@ -362,15 +397,28 @@ class Recorder:
             for w in self.objects:
                 if w.root.oid not in pending:
                     continue
-                for name, value in field_items(w.obj):
-                    copy = _copy_container(value) if _is(value, _CONTAINERS) else _MISSING
-                    snap[(w.oid, name)] = (value, copy)
+                fields = dict(_fields(w.obj))
+                containers = {}
+                snap[w.oid] = (fields, containers)
+                for name, value in fields.items():
+                    kind = type(value)
+                    if kind in _PLAIN:
+                        continue
+                    if issubclass(kind, _CONTAINERS):
+                        copy = _copy_container(value)
+                        if copy is not _MISSING:
+                            containers[name] = copy
+                            continue
                     held = self.by_id.get(id(value))
-                    if held is None and type(value).__module__ != "builtins" and copy is _MISSING:
-                        # set by a validator that has not returned yet (pydantic runs __post_init__
-                        # inside it): adopted now, as it would be when the validator returns
-                        self._adopt_nested(w, name, value)  # appended to self.objects: this loop reaches it
-                    elif held is not None and held.root.oid not in roots:
+                    if held is None:
+                        key = (kind, w.root.klass)
+                        if kind.__module__ != "builtins" and key not in self._not_configs:
+                            # set by a validator that has not returned yet (pydantic runs
+                            # __post_init__ inside it): adopted now, as it would be when the
+                            # validator returns (appended to self.objects: this loop reaches it)
+                            if not self._adopt_nested(w, name, value):
+                                self._not_configs.add(key)
+                    elif held.root.oid not in roots:
                         roots[held.root.oid] = held.root
                         added.add(held.root.oid)
             pending = added
@@ -432,20 +480,28 @@ class Recorder:
         for w in self.objects:
             if w.root.oid not in entry.roots:
                 continue
-            for name, value in field_items(w.obj):
-                key = (w.oid, name)
-                before = snap.get(key)
-                if before is None:
-                    changes.append((w, name, _MISSING, value, "bypass"))
-                elif before[0] is not value:
-                    changes.append((w, name, before[0], value, "bypass"))
-                elif before[1] is not _MISSING:
-                    try:
-                        same = before[1] == value
-                    except Exception:
-                        same = True
-                    if not same:
-                        changes.append((w, name, before[1], value, "inplace"))
+            fields = _fields(w.obj)
+            shot = snap.get(w.oid)
+            if shot is None:
+                shot = ({}, {})
+            before, containers = shot
+            # Nothing reassigned (the common case, checked at C speed): only containers can differ.
+            if not (len(fields) == len(before) and all(map(_is_same, fields.values(), before.values()))
+                    and all(map(_is_same, fields, before))):
+                for name, value in fields.items():
+                    old = before.get(name, _MISSING)
+                    if old is not value:
+                        changes.append((w, name, old, value, "bypass"))
+            for name, copy in containers.items():
+                value = fields.get(name, _MISSING)
+                if value is not before.get(name, _MISSING):
+                    continue  # reassigned: reported above
+                try:
+                    same = copy == value
+                except Exception:
+                    same = True
+                if not same:
+                    changes.append((w, name, copy, value, "inplace"))
         for w, name, old, new, how in changes:
             if old is _MISSING and how == "bypass":
                 # First assignment through object.__setattr__: a constructor's initial value.
@@ -454,4 +510,3 @@ class Recorder:
                 self._adopt_nested(w, name, new)
             else:
                 self.on_write(w, name, old, new, frame, how, line)
-

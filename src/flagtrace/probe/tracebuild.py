@@ -20,6 +20,26 @@ _MAX_SOURCE = 4 * 1024 * 1024
 _PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+class _SourceFiles(set):
+    """The files whose source the trace will carry. Each new one is also named in the request's
+    ``sources_hint`` file at once: a local flagtrace reads and parses them while the target runs."""
+
+    def __init__(self, hint_path):
+        super().__init__()
+        self.hint_path = hint_path
+
+    def add(self, path):
+        if path in self:
+            return
+        super().add(path)
+        if self.hint_path:
+            try:
+                with open(self.hint_path, "a", encoding="utf-8") as fh:
+                    fh.write(path + "\n")
+            except OSError:
+                self.hint_path = None
+
+
 class TraceBuilder:
     def __init__(self, request):
         self.request = request
@@ -31,7 +51,7 @@ class TraceBuilder:
         self.problems = []
         self.simulation = None
         self.outcome = {"status": "running"}
-        self.files = set()
+        self.files = _SourceFiles(request.get("sources_hint"))
         self.logging_on = True
         self.env_on = True
         self._sites = {}
