@@ -38,7 +38,7 @@ demo: venv bytecode
 SERIAL_TESTS := tests/test_via.py tests/test_via_argv.py tests/test_run_via.py
 
 test: venv bytecode sglang-env vllm-env
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(addprefix --ignore=,$(SERIAL_TESTS))
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(addprefix --ignore=,$(SERIAL_TESTS))
 	$(BIN)/python -m pytest -q $(SERIAL_TESTS)
 
 test-core: venv

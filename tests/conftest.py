@@ -25,3 +25,27 @@ def no_leftovers(private_tmp):
     yield
     assert flagtrace_tmpdirs(private_tmp) == before_dirs
     assert live_descendants() == before_procs
+
+
+# make test runs `pytest -n 2 --dist loadfile --no-loadscope-reorder`: a worker takes a file whole, in
+# this order. The longest files go first (per-file sums of --durations, 2026-12-03, 2 cores), so that
+# no long file is left to run alone at the end; the rest keep their collection order.
+LONGEST_FIRST = (
+    "frameworks/test_vllm_decisions.py",  # ~30 vLLM resolutions, ~25 s each
+    "frameworks/test_vllm_observer.py",  # two batches: 257 s and 126 s
+    "frameworks/test_sglang_releases.py",
+    "frameworks/test_sglang_releases_observer.py",  # its batch: 299 s
+    "frameworks/test_vllm_env.py",
+    "frameworks/test_sglang_observer.py",
+    "frameworks/test_sglang_observer_matrix.py",  # its batch: 162 s
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+
+    def key(item):
+        path = item.nodeid.split("::")[0]
+        return rank.get(path[len("tests/"):] if path.startswith("tests/") else path, len(rank))
+
+    items.sort(key=key)  # stable: within a rank, collection order

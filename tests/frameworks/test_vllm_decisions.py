@@ -165,3 +165,19 @@ def test_an_in_place_edit_of_a_copied_sub_config_is_credited():
     assert (ch["func"], ch["how"], ch["src"]) == ("VllmConfig.__post_init__", "inplace",
                                                   'self.compilation_config.custom_ops.append("none")')
     assert ch["line"] == line_in("0.33.0", "config/vllm.py", "__post_init__", 'custom_ops.append("none")')
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.15.1", "0.33.0") if v in releases()])
+def test_an_edit_of_the_model_s_own_config_is_credited(version):
+    # ModelConfig.__post_init__ clears the sliding window in the transformers config it holds: a
+    # plain object on transformers 4 (0.15.1), a dataclass on transformers 5 (0.33.0)
+    run = run_vllm(version, [MODELS + "/gpt-oss-20b", "--disable-sliding-window"])
+    assert run.rc == 0, run
+    f = run.field("model_config.hf_config.sliding_window")
+    assert (f["initial"]["value"], f["final"]["value"]) == (128, None)
+    assert f["verdict"] == "decided", f
+    ch = f["changes"][-1]
+    assert ch["func"] == "ModelConfig.__post_init__" and ch["file"].endswith("vllm/config/model.py")
+    assert ch["line"] == line_in(version, "config/model.py", "__post_init__",
+                                 "self.hf_text_config.sliding_window = None", nth=-1)  # 0.33: the 2nd
+    assert any("disable_sliding_window" in cond["test"] for cond in ch["conditions"])

@@ -136,11 +136,11 @@ def _is(value, types):
     return issubclass(type(value), types)
 
 
-def _is_config_object(value, root_class):
+def _is_config_object(value, root_class, nested_classes=()):
     klass = type(value)
     if issubclass(klass, type):
         return False
-    if dataclasses.is_dataclass(klass):
+    if dataclasses.is_dataclass(klass) or (nested_classes and issubclass(klass, nested_classes)):
         return True
     try:
         return klass.__module__ == root_class.__module__ and hasattr(value, "__dict__")
@@ -199,6 +199,9 @@ class Recorder:
         # Register an instance of a root class at its first write when no constructor ran for it
         # (``copy.deepcopy`` / ``dataclasses.replace`` of a config): set by adapters that need it.
         self.discover_copies = False
+        # Classes watched as nested configs wherever a watched object holds one, besides
+        # dataclasses and the root class's module (a model's own config class): set by adapters.
+        self.nested_classes = ()
 
     # -- classes -----------------------------------------------------------------
     def watch_root_class(self, klass):
@@ -220,6 +223,12 @@ class Recorder:
         if "__init__" not in vars(klass):
             # Inherited constructor: wrap it here so instances are registered.
             klass.__init__ = self._window(klass.__init__, constructor=True)
+
+    def watch_nested_class(self, klass):
+        """Watch instances of ``klass`` (and its subclasses) that a watched object holds."""
+        if klass not in self.nested_classes:
+            self.nested_classes += (klass,)
+            self._not_configs.clear()
 
     def watch_class(self, klass):
         """Record assignments to instances of ``klass`` that are being watched."""
@@ -305,7 +314,7 @@ class Recorder:
         """Watch ``value`` as ``parent.name`` if it is a config object; False if it is not."""
         if id(value) in self.by_id:
             return True
-        if not _is_config_object(value, parent.root.klass):
+        if not _is_config_object(value, parent.root.klass, self.nested_classes):
             return False
         self.watch_class(type(value))
         child = self.register(value, parent, parent.dotted(name))

@@ -29,6 +29,9 @@ CREATE = "create_engine_config"
 # The API server binds its port before it resolves the config (vLLM's workaround for a race with
 # ray): where, by release. A dry run binds an ephemeral loopback port instead; nothing listens.
 SERVER_SOCKET = ("vllm.entrypoints.launchers.launcher", "vllm.entrypoints.openai.api_server")
+# The model's own config (``model_config.hf_config``), which vLLM edits in place; a dataclass only
+# from transformers 5.
+HF_CONFIG = ("transformers.configuration_utils", "PretrainedConfig")
 
 
 def supported_text():
@@ -55,6 +58,8 @@ def setup(probe):
     state = Resolution(probe)
     probe.imports.on_import(CONFIG_PACKAGE, state.watch_configs)
     probe.imports.on_import(ARG_UTILS, state.hook_engine_args)
+    probe.imports.on_import(HF_CONFIG[0], lambda module: probe.recorder.watch_nested_class(
+        getattr(module, HF_CONFIG[1])))
     vllm_sim.setup(probe)
     if not probe.request.get("live"):
         for name in SERVER_SOCKET:
