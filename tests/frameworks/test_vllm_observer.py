@@ -51,9 +51,7 @@ def test_reported_config_equals_untraced_resolution(version, gpu):
             continue
         assert trace["outcome"]["status"] == "stopped", (args, trace["outcome"])
         got = reported(trace)
-        # the model's own config (a transformers object) is reported through its instance attributes:
-        # a dataclass field it leaves at the class default is not one of them
-        missing = sorted(k for k in set(plain["fields"]) - set(got) if ".hf_config." not in k)
+        missing = sorted(set(plain["fields"]) - set(got))
         assert not missing, (args, missing[:20])
         diff = differences({k: got[k]["repr"] for k in plain["fields"] if k in got},
                            {k: v for k, v in plain["fields"].items() if k in got})

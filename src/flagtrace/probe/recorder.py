@@ -109,7 +109,16 @@ def field_items(obj):
         return [(name, getattr(obj, name, None)) for name in struct_fields]
     d = getattr(obj, "__dict__", None)
     if d is not None:
-        return list(d.items())
+        items = list(d.items())
+        declared = getattr(type(obj), "__dataclass_fields__", None)
+        if declared and not declared.keys() <= d.keys():
+            # a field left at its class-level default lives on the class, not in the instance
+            for spec in dataclasses.fields(type(obj)):
+                if spec.name not in d:
+                    value = getattr(obj, spec.name, _MISSING)
+                    if value is not _MISSING:
+                        items.append((spec.name, value))
+        return items
     out = []
     for name in field_names(obj):
         value = getattr(obj, name, _MISSING)
