@@ -176,7 +176,7 @@ def test_an_edit_of_the_model_s_own_config_is_credited(version):
     f = run.field("model_config.hf_config.sliding_window")
     assert (f["initial"]["value"], f["final"]["value"]) == (128, None)
     assert f["verdict"] == "decided", f
-    ch = f["changes"][-1]
+    [ch] = f["changes"]  # once: not also inside the transformers config's own __setattr__
     assert ch["func"] == "ModelConfig.__post_init__" and ch["file"].endswith("vllm/config/model.py")
     assert ch["line"] == line_in(version, "config/model.py", "__post_init__",
                                  "self.hf_text_config.sliding_window = None", nth=-1)  # 0.33: the 2nd

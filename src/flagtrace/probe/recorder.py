@@ -247,6 +247,9 @@ class Recorder:
         recorder = self
         orig_setattr = klass.__setattr__
         if not getattr(orig_setattr, "_flagtrace_wrapped", False):
+            code = getattr(orig_setattr, "__code__", None)
+            if code is not None:  # whatever it is called (huggingface_hub: __strict_setattr__)
+                self._skip_codes[code] = True
 
             def __setattr__(self, name, value, _orig=orig_setattr):
                 w = recorder.by_id.get(id(self))
@@ -450,12 +453,16 @@ class Recorder:
         return lines
 
     def _skipped(self, code):
-        """Code never diffed: the probe's, the standard library's, and code without arguments."""
+        """Code never diffed: the probe's, the standard library's, ``__setattr__`` methods, and code
+        without arguments."""
         skip = self._skip_codes.get(code)
         if skip is None:
             name = code.co_filename
+            # A class's own __setattr__ is where the hook's write happens: the hook records it
+            # (diffed as well, it would show twice: once inside __setattr__, once at the caller).
+            # watch_class marks the wrapped one itself, whatever its name.
             skip = (not (code.co_argcount + code.co_kwonlyargcount) or name.startswith(_PROBE_DIR)
-                    or (name.startswith(_STDLIB) and "-packages" not in name))
+                    or (name.startswith(_STDLIB) and "-packages" not in name) or code.co_name == "__setattr__")
             self._skip_codes[code] = skip
         return skip
 
