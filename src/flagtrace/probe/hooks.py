@@ -252,7 +252,7 @@ def install_environ(trace):
     orig_set = klass.__setitem__
     orig_del = klass.__delitem__
     orig_get = klass.__getitem__
-    seen = set()
+    seen = trace.env_seen
 
     def __getitem__(self, key):
         try:

@@ -314,6 +314,10 @@ def main(request_path):
     probe = CURRENT = Probe(request)
     probe.install()
     probe.setup()
+    if request.get("variants") is not None:  # one import, a fork per variant (variants.py)
+        from .variants import run_all
+
+        run_all(probe)
     probe.run()
 
 

@@ -54,6 +54,7 @@ class TraceBuilder:
         self.files = _SourceFiles(request.get("sources_hint"))
         self.logging_on = True
         self.env_on = True
+        self.env_seen = set()  # variables whose first read is recorded (hooks.install_environ)
         self._sites = {}
         self._decls = []
         self.declaring = None  # field -> declaration seq while declarations are being applied
@@ -257,6 +258,13 @@ class TraceBuilder:
             event["frame"] = id(frame)
             self.files.add(event["at"]["file"])
         self._add(event)
+
+    def forget_env_reads(self, keys):
+        """A variant set these variables after they were read (probe/variants.py): the reads made
+        before are not about the values it resolves with; the next read is recorded again."""
+        keys = set(keys)
+        self.env_seen.difference_update(keys)
+        self.events = [e for e in self.events if not (e.get("kind") == "envread" and e.get("key") in keys)]
 
     def env_read(self, key, value, frame):
         """The first time the process read ``key`` from its environment (None: unset)."""
