@@ -70,6 +70,11 @@ def build_parser():
                                       "explicit was overridden)")
     p.add_argument("--expect", action="append", default=[], metavar="FIELD=VALUE")
     _common(p)
+    p = sub.add_parser("diff", help="the same command on two GPUs, or with a flag or variable changed: "
+                                     "the fields that differ and why")
+    from .diffcmd import add_arguments as diff_arguments
+
+    diff_arguments(p)
     p = sub.add_parser("run", help="probe every Python process a launch command starts "
                                     "(flagtrace run -- bash launch.sh)")
     p.add_argument("--live", action="store_true", help="let processes run past their stop point and "
@@ -186,12 +191,20 @@ def _matches(want, value, rep):
 
 def run(argv, out, err):
     head, command = split_command(argv)
+    if head[:1] == ["diff"]:
+        from .diffcmd import join_values
+
+        head = join_values(head)
     opts = build_parser().parse_args(head)
     if opts.verb is None:
         build_parser().print_help(out)
         return ExitCode.USAGE
     if opts.verb == "gpus":
         return list_gpus(opts, out)
+    if opts.verb == "diff":  # the comparing verb lives in diffcmd.py
+        from .diffcmd import run_diff
+
+        return run_diff(opts, command, out, err)
     if opts.verb == "run":  # the process-tree verb lives in runcmd.py
         from .runcmd import run_verb
 

@@ -6,6 +6,9 @@ import os
 class FrameworkAdapter:
     name = None  # also the package whose first import activates the probe under flagtrace run
     scripts = ()  # console scripts (``sglang``, ``vllm``)
+    # Modules the variant runner imports once before forking a child per variant: what the entry
+    # point imports before it resolves (not the entry module itself, which runs as __main__).
+    preimport = ()
 
     @property
     def package(self):

@@ -17,6 +17,7 @@ from .modelpath import check_model_dir, option_value
 class SGLangAdapter(FrameworkAdapter):
     name = "sglang"
     scripts = ("sglang",)
+    preimport = ("sglang.srt.server_args",)
 
     def check(self, args):
         check_model_path(args)

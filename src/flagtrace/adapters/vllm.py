@@ -9,6 +9,7 @@ from .modelpath import check_model_dir, option_value
 class VLLMAdapter(FrameworkAdapter):
     name = "vllm"
     scripts = ("vllm",)
+    preimport = ("vllm.engine.arg_utils", "vllm.entrypoints.openai.api_server")
 
     def check(self, args):
         check_model(args)

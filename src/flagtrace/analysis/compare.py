@@ -1,0 +1,158 @@
+"""Two or more analyses of the same command under different conditions (GPUs, interpreters,
+flags, environment): the fields whose final values differ, who decided each on each side, and the
+first thing that went differently (a hardware answer, a value read, the command line itself)."""
+
+SCHEMA = "flagtrace/diff@1"
+
+
+def compare(labels, analyses, environments=None, hardware=None):
+    """The ``flagtrace/diff@1`` document for ``analyses`` (one per side, in ``labels``' order).
+    ``environments``: per side, the value of each environment variable that differs between the
+    sides' launches (None: unset), so that a variable read on one side is known on the others.
+    ``hardware``: per side, each hardware question the target asked and its first answer."""
+    tables = [{f["field"]: f for f in a.get("fields", [])} for a in analyses]
+    names = []
+    for table in tables:
+        names += [n for n in table if n not in names]
+    differences = []
+    for name in names:
+        reports = [t.get(name) for t in tables]
+        finals = [_final(r) for r in reports]
+        if len(set(finals)) > 1:
+            differences.append(_difference(name, reports, finals, tables, environments, hardware))
+    errors = [a.get("error") for a in analyses]
+    # the fields someone asked for and did not get first, then the rest in report order
+    differences.sort(key=lambda d: "overridden" not in d["verdicts"])
+    return {
+        "schema": SCHEMA,
+        "sides": list(labels),
+        "statuses": [a.get("status") for a in analyses],
+        "errors": [_error_line(e) for e in errors],
+        "fields_compared": len(names),
+        "differences": differences,
+    }
+
+
+def _final(report):
+    return report["final"]["repr"] if report else "(no such field)"
+
+
+def _decider(report):
+    """The change that left the field at its final value (None: never changed)."""
+    if not report or not report.get("changes"):
+        return None
+    c = report["changes"][-1]
+    return {"func": c.get("func"), "file": c.get("file"), "line": c.get("line"), "src": c.get("src")}
+
+
+def _difference(name, reports, finals, tables, environments, hardware):
+    return {
+        "field": name,
+        "values": finals,
+        "verdicts": [r.get("verdict") if r else None for r in reports],
+        "deciders": [_decider(r) for r in reports],
+        "cause": cause(reports, tables, environments, hardware),
+    }
+
+
+def cause(reports, tables, environments=None, hardware=None):
+    """The first thing that went differently between the sides, looked for in this order: the
+    request (the command lines asked for different values), a hardware answer the deciding code
+    got, a value the deciding code read, a condition that held on one side only."""
+    asked = [(r or {}).get("requested") for r in reports]
+    initials = [r["initial"]["repr"] if r else None for r in reports]
+    if any(asked) and len(set(initials)) > 1:
+        typed = [(a or {}).get("typed") for a in asked]
+        return {"kind": "request", "values": initials, "typed": typed,
+                "text": "the command lines ask for %s" % " vs ".join(
+                    "%s (%s)" % (v, t) if t else "%s (not asked)" % v for v, t in zip(initials, typed))}
+    changes = [((r or {}).get("changes") or []) for r in reports]
+    answers = [_answers(cs) for cs in changes]
+    differing = []
+    for query in _ordered_keys(answers):
+        # a side whose deciding code never asked: what the target answered it elsewhere, if asked
+        seen = [a.get(query, (hardware[i] if hardware else {}).get(query)) for i, a in enumerate(answers)]
+        if all(s is not None for s in seen) and len(set(seen)) > 1:
+            differing.append((query, seen))
+    if differing:
+        query, seen = differing[-1]  # the last question asked before the decision
+        return {"kind": "hardware", "query": query, "values": seen,
+                "also": [{"query": q, "values": v} for q, v in differing[:-1]],
+                "text": "; ".join("%s → %s" % (q, " vs ".join(v)) for q, v in reversed(differing))}
+    reads = [_reads(cs) for cs in changes]
+    for key in _ordered_keys(reads):
+        seen = [r.get(key) for r in reads]
+        if all(s is not None for s in seen) and len(set(seen)) > 1:
+            return {"kind": "read", "read": key, "values": seen, "text": "%s = %s" % (key, " vs ".join(seen))}
+    for key in _ordered_keys([_env_reads(cs) for cs in changes]):
+        values = [_repr_env(env.get(key)) if key in env else None for env in (environments or [])]
+        if len(values) == len(reports) and len(set(values)) > 1:
+            return {"kind": "env", "env": key, "values": values,
+                    "text": "$%s = %s" % (key, " vs ".join(values))}
+    # A change on some sides only: its condition held there and not on the others.
+    for index, cs in enumerate(changes):
+        if cs and not all(changes):
+            last = cs[-1]
+            conditions = [c.get("text") or c.get("test") for c in last.get("conditions", [])]
+            held = _side_reads(last, tables)
+            return {"kind": "condition", "side": index, "conditions": conditions, "reads": held,
+                    "text": "on side %d only: %s" % (index + 1, " and ".join(conditions) or
+                                                     "%s (line %s)" % (last.get("func"), last.get("line")))}
+    return {"kind": "unknown", "text": "nothing the deciding code asked or read differs (a value it "
+                                       "computed from something flagtrace does not see, or a random one)"}
+
+
+def _answers(changes):
+    out = {}
+    for c in changes:
+        for h in c.get("hardware", []):
+            out.setdefault(h["query"], h["result"])
+    return out
+
+
+def _reads(changes):
+    out = {}
+    for c in changes:
+        for r in c.get("reads", []):
+            key = r.get("field") or ("$" + r["env"] if r.get("env") else None)
+            value = r.get("value")
+            if key:
+                out.setdefault(key, value.get("repr") if isinstance(value, dict) else _repr(value))
+    return out
+
+
+def _env_reads(changes):
+    return {r["env"]: r.get("value") for c in changes for r in c.get("reads", []) if r.get("env")}
+
+
+def _repr_env(value):
+    return "unset" if value is None else repr(value)
+
+
+def _side_reads(change, tables):
+    """Each field the condition read, with its final value on every side."""
+    out = []
+    for r in change.get("reads", []):
+        name = r.get("field")
+        if name:
+            out.append({"field": name, "values": [_final(t.get(name)) for t in tables]})
+    return out
+
+
+def _ordered_keys(dicts):
+    keys = []
+    for d in dicts:
+        keys += [k for k in d if k not in keys]
+    return keys
+
+
+def _repr(value):
+    if isinstance(value, dict):
+        return value.get("repr")
+    return None if value is None else str(value)
+
+
+def _error_line(error):
+    if not error:
+        return None
+    return "%s: %s" % (error.get("type"), " ".join(str(error.get("message", "")).split())[:200])

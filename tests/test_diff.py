@@ -1,0 +1,69 @@
+"""flagtrace diff on the example programs: the fields that differ between the command as typed and
+the command with a flag set, removed or an environment variable given, who decided each, and the
+first thing that went differently."""
+import json
+
+from ft_support import PY, example, line_of, run_sub
+
+SCRIPT = "env_config.py"
+WATCH = "env_config:WorkerConfig"
+UNSET = {k: None for k in ("APP_WORKERS", "APP_SAFE_MODE", "APP_ALLOW_DENSE", "APP_ALLOW_SPARSE")}
+
+
+def diff(sides, args, fmt="json"):
+    run = run_sub(["diff", *sides, "--format", fmt, "--watch", WATCH, "--", PY, example(SCRIPT), *args], env=UNSET)
+    return run, (json.loads(run.out) if fmt == "json" and run.rc == 0 else None)
+
+
+def only(doc, name):
+    [d] = [d for d in doc["differences"] if d["field"] == name]
+    return d
+
+
+def test_an_environment_variable_on_one_side_is_named_as_the_cause(no_leftovers):
+    run, doc = diff(["--env", "APP_WORKERS=4"], ["--sparse"])
+    assert run.rc == 0, run
+    assert doc["schema"] == "flagtrace/diff@1" and doc["sides"] == ["as typed", "with APP_WORKERS=4"]
+    assert [d["field"] for d in doc["differences"]] == ["workers"]
+    d = only(doc, "workers")
+    assert d["values"] == ["1", "4"] and d["verdicts"] == ["default", "decided"]
+    assert d["deciders"][0] is None
+    assert (d["deciders"][1]["func"], d["deciders"][1]["line"]) == (
+        "WorkerConfig.__post_init__", line_of(SCRIPT, "self.workers = int(envs.APP_WORKERS or 1)"))
+    assert d["cause"] == {"kind": "env", "env": "APP_WORKERS", "values": ["unset", "'4'"],
+                          "text": "$APP_WORKERS = unset vs '4'"}
+
+
+def test_a_flag_set_on_one_side_is_the_request_that_differs(no_leftovers):
+    run, doc = diff(["--set", "--workers 4"], ["--sparse", "--workers", "2"])
+    d = only(doc, "workers")
+    assert d["values"] == ["2", "4"] and d["verdicts"] == ["honoured", "honoured"]
+    assert d["cause"]["kind"] == "request" and d["cause"]["values"] == ["2", "4"]
+
+
+def test_a_flag_removed_shows_the_decision_it_had_suppressed(no_leftovers):
+    # --safe sets APP_SAFE_MODE, which sends workers back to 1: without it, the request stands
+    run, doc = diff(["--unset", "--safe"], ["--sparse", "--safe", "--workers", "8"])
+    d = only(doc, "workers")
+    assert d["values"] == ["1", "8"] and d["verdicts"] == ["overridden", "honoured"]
+    assert (d["deciders"][0]["func"], d["deciders"][0]["line"]) == ("WorkerConfig.__post_init__",
+                                                                    line_of(SCRIPT, "self.workers = 1"))
+    assert d["cause"]["kind"] == "condition" and d["cause"]["side"] == 0
+    assert d["cause"]["conditions"] == ['os.getenv("APP_SAFE_MODE") == "1"']
+
+
+def test_terminal_report_lists_each_side_and_the_cause(no_leftovers):
+    run, _ = diff(["--env", "APP_WORKERS=4"], ["--sparse"], fmt="terminal")
+    assert run.rc == 0, run
+    assert "side 2  with APP_WORKERS=4  (resolved)" in run.out
+    assert "1 of 2 fields differ" in run.out and "cause: $APP_WORKERS = unset vs '4'" in run.out
+
+
+def test_usage_errors_are_one_line():
+    for sides, message in ((["--gpu", "H100"], "nothing to compare"),
+                           (["--gpu", "H100", "--gpu", "A100", "--set", "--workers 2"], "one thing at a time"),
+                           (["--set", "workers 2"], "--set takes an option"),
+                           (["--env", "APP_WORKERS"], "--env takes KEY=VALUE")):
+        run, _ = diff(sides, ["--sparse"])
+        assert run.rc == 64, (sides, run)
+        assert message in run.err and "Traceback" not in run.err and len(run.err.strip().splitlines()) == 1, run.err
