@@ -67,3 +67,23 @@ def test_usage_errors_are_one_line():
         run, _ = diff(sides, ["--sparse"])
         assert run.rc == 64, (sides, run)
         assert message in run.err and "Traceback" not in run.err and len(run.err.strip().splitlines()) == 1, run.err
+
+
+def test_matrix_table_of_flag_sets(no_leftovers):
+    run = run_sub(["matrix", "--flags", "", "--flags", "--workers 4", "--flags", "--safe", "--format", "json",
+                   "--watch", WATCH, "--", PY, example(SCRIPT), "--sparse", "--workers", "2"], env=UNSET)
+    assert run.rc == 0, run
+    doc = json.loads(run.out)
+    assert doc["schema"] == "flagtrace/matrix@1" and doc["fields"] == ["workers"]  # the only field that differs
+    assert [(c["flags"], c["values"]["workers"]) for c in doc["cells"]] == [
+        ("", {"value": "2", "verdict": "honoured"}), ("--workers 4", {"value": "4", "verdict": "honoured"}),
+        ("--safe", {"value": "1", "verdict": "overridden"})]
+    run = run_sub(["matrix", "--flags", "", "--flags", "--workers 4", "--fields", "workers,dense", "--format", "csv",
+                   "--watch", WATCH, "--", PY, example(SCRIPT), "--sparse", "--workers", "2"], env=UNSET)
+    assert run.out.splitlines() == ["gpu,flags,status,workers,dense", ",,resolved,2,False",
+                                    ",--workers 4,resolved,4,False"]
+
+
+def test_matrix_unknown_field_names_the_closest(no_leftovers):
+    run = run_sub(["matrix", "--fields", "worker", "--watch", WATCH, "--", PY, example(SCRIPT)], env=UNSET)
+    assert run.rc == 64 and "worker is not a field" in run.err and "closest: workers" in run.err, run

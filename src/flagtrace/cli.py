@@ -75,6 +75,11 @@ def build_parser():
     from .diffcmd import add_arguments as diff_arguments
 
     diff_arguments(p)
+    p = sub.add_parser("matrix", help="GPUs x flag sets: a table of chosen fields, or of every field "
+                                       "that differs")
+    from .matrixcmd import add_arguments as matrix_arguments
+
+    matrix_arguments(p)
     p = sub.add_parser("run", help="probe every Python process a launch command starts "
                                     "(flagtrace run -- bash launch.sh)")
     p.add_argument("--live", action="store_true", help="let processes run past their stop point and "
@@ -191,7 +196,7 @@ def _matches(want, value, rep):
 
 def run(argv, out, err):
     head, command = split_command(argv)
-    if head[:1] == ["diff"]:
+    if head[:1] in (["diff"], ["matrix"]):
         from .diffcmd import join_values
 
         head = join_values(head)
@@ -205,6 +210,10 @@ def run(argv, out, err):
         from .diffcmd import run_diff
 
         return run_diff(opts, command, out, err)
+    if opts.verb == "matrix":
+        from .matrixcmd import run_matrix
+
+        return run_matrix(opts, command, out, err)
     if opts.verb == "run":  # the process-tree verb lives in runcmd.py
         from .runcmd import run_verb
 

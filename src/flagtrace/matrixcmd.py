@@ -1,0 +1,123 @@
+"""``flagtrace matrix --gpu A --gpu B --flags "..." --flags "..." -- COMMAND...``: one resolution per
+(GPU, flag set), a table of chosen fields, or of every field that differs between the cells.
+
+One import of the framework per GPU profile, one fork per flag set (whatif.py); terminal, JSON, CSV.
+"""
+import csv
+import difflib
+
+from . import whatif
+from .exitcodes import ExitCode, FlagtraceError
+from .launch.variants import Variant
+from .report import jsonreport
+
+SCHEMA = "flagtrace/matrix@1"
+
+
+def add_arguments(p):
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME[xCOUNT]",
+                   help="a row group per GPU profile (repeat); none: the real hardware")
+    p.add_argument("--flags", action="append", default=[], metavar='"--FLAG VALUE ..."',
+                   help="a row per flag set, each option replacing the one typed (repeat; \"\": as typed)")
+    p.add_argument("--fields", default=None, metavar="A,B,...",
+                   help="the columns (default: every field that differs between the cells)")
+    whatif.add_arguments(p, "cell", ("terminal", "json", "csv"))
+
+
+def run_matrix(opts, command, out, err):
+    plan = whatif.plan(command, opts, 'matrix --gpu H100x8 --gpu B200x7 --flags "--page-size 64"')
+    flag_sets = opts.flags or [""]
+    rows = []  # (gpu label, flag set, Variant)
+    groups = []
+    for gpu in opts.gpu or [None]:
+        variants = []
+        for flags in flag_sets:
+            changes = whatif.edits([flags] if flags.strip() else [])
+            args, _, _ = whatif.apply(list(plan.target.args), changes)
+            variant = Variant(args, label="%s %s" % (gpu or "this machine", flags or "(as typed)"))
+            variants.append(variant)
+            rows.append((gpu, flags))
+        groups.append((gpu, variants))
+    resolved = whatif.resolve(plan, groups, opts.timeout, err, "cells")
+    analyses = [a for _, a in resolved]
+    tables = [{f["field"]: f for f in a.get("fields", [])} for a in analyses]
+    fields = _columns(opts.fields, tables)
+    doc = {"schema": SCHEMA, "command": list(command), "fields": fields, "cells": [
+        {"gpu": gpu, "flags": flags, "status": a.get("status"),
+         "error": _error(a.get("error")),
+         "values": {name: _cell(t.get(name)) for name in fields}}
+        for (gpu, flags), a, t in zip(rows, analyses, tables)]}
+    with whatif.sink(opts, out) as stream:
+        if opts.format == "json":
+            jsonreport.write(doc, stream)
+        elif opts.format == "csv":
+            write_csv(doc, stream)
+        else:
+            render(doc, stream)
+    return ExitCode.OK
+
+
+def _columns(wanted, tables):
+    names = []
+    for table in tables:
+        names += [n for n in table if n not in names]
+    if wanted:
+        chosen = [w.strip() for w in wanted.split(",") if w.strip()]
+        for name in chosen:
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
+                raise FlagtraceError("%s is not a field of this command's config; closest: %s"
+                                     % (name, ", ".join(close) or "(none)"), ExitCode.USAGE)
+        return chosen
+    return [n for n in names if len({_final(t.get(n)) for t in tables}) > 1]
+
+
+def _final(report):
+    return report["final"]["repr"] if report else None
+
+
+def _cell(report):
+    if report is None:
+        return None
+    return {"value": report["final"]["repr"], "verdict": report["verdict"]}
+
+
+def _error(error):
+    if not error:
+        return None
+    return "%s: %s" % (error.get("type"), " ".join(str(error.get("message", "")).split())[:200])
+
+
+def write_csv(doc, stream):
+    writer = csv.writer(stream)
+    writer.writerow(["gpu", "flags", "status"] + doc["fields"])
+    for cell in doc["cells"]:
+        writer.writerow([cell["gpu"] or "", cell["flags"], cell["status"]]
+                        + [(cell["values"][f] or {}).get("value", "") for f in doc["fields"]])
+
+
+def render(doc, stream):
+    fields = doc["fields"]
+    head = ["gpu", "flags"] + fields
+    rows = []
+    for cell in doc["cells"]:
+        values = []
+        for name in fields:
+            v = cell["values"][name]
+            values.append("-" if v is None else _cut(v["value"]) + ("*" if v["verdict"] == "overridden" else ""))
+        if cell["error"]:
+            values = [cell["error"]] + [""] * (len(fields) - 1) if fields else [cell["error"]]
+        rows.append([cell["gpu"] or "(this machine)", cell["flags"] or "(as typed)"] + values)
+    widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+    stream.write("flagtrace matrix  %s\n\n" % " ".join(doc["command"]))
+    for row in [head] + rows:
+        stream.write("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
+    if not fields:
+        stream.write("\nno field differs between the cells\n")
+    if any((v or {}).get("verdict") == "overridden" for c in doc["cells"] for v in c["values"].values()):
+        stream.write("\n* overridden: the command line asked for another value\n")
+
+
+def _cut(text, width=28):
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 3] + "..."

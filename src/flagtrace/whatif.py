@@ -1,0 +1,170 @@
+"""What diff and matrix share: the command's target and adapter, resolved once; a group of variants
+per GPU profile (one import of the framework each, a fork per variant: launch/variants.py), each
+analysed as ``explain`` would; and the edits that make a variant's command line."""
+import contextlib
+import dataclasses
+import os
+import shlex
+
+from . import gpus
+from . import trace as tracefile
+from .adapters import annotate, choose_adapter
+from .analysis.explain import analyse
+from .exitcodes import ExitCode, FlagtraceError
+from .launch.command import Target, parse_command
+from .launch.local import stderr_tail
+from .launch.variants import run_variants
+
+
+def add_arguments(p, unit, formats):
+    """The options diff and matrix share (``unit``: what one resolution is called)."""
+    p.add_argument("--watch", action="append", default=[], metavar="MODULE:CLASS",
+                   help="config class to watch (repeatable); adapters know their framework's")
+    p.add_argument("--stop-at", action="append", default=[], metavar="MODULE:FUNCTION",
+                   help="stop the target when it calls this (resolution is over); repeatable")
+    p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="per %s: kill its resolution after this long (default %%(default)s)" % unit)
+    p.add_argument("--format", choices=formats, default="terminal")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+
+
+@dataclasses.dataclass
+class Plan:
+    target: Target
+    request: dict
+    env: object  # the target's environment (None: this process's)
+    preimport: tuple
+
+
+def plan(command, opts, example):
+    if not command:
+        raise FlagtraceError("nothing to run: put the launch command after --, e.g. flagtrace %s -- "
+                             "python -m sglang.launch_server --model-path DIR" % example, ExitCode.USAGE)
+    opts.via = None
+    target = parse_command(command)
+    adapter = choose_adapter(target, opts)
+    return Plan(target, adapter.request(target, opts), adapter.environment(target, opts),
+                tuple(getattr(adapter, "preimport", ())))
+
+
+def resolve(plan, groups, timeout, err, noun):
+    """[(gpu or None, [Variant])] -> [(VariantResult, analysis)], in order."""
+    total = sum(len(v) for _, v in groups)
+    out = []
+    for gpu, variants in groups:
+        request = dict(plan.request)
+        if gpu is not None:
+            request["gpu"] = gpus.choose(gpu)
+            request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
+
+        def progress(count, _total, before=len(out)):
+            if err.isatty():
+                err.write("\r  flagtrace: %d of %d %s resolved" % (before + count, total, noun))
+                err.flush()
+
+        results = run_variants(plan.target, request, variants, timeout, env=plan.env, preimport=plan.preimport,
+                               on_progress=progress)
+        out += [(r, analysis(r)) for r in results]
+    if err.isatty():
+        err.write("\r\033[K")
+    return out
+
+
+def analysis(result):
+    label = result.variant.label
+    if result.status == "timeout":
+        raise FlagtraceError("%s did not finish within %gs (--timeout); it and its children were killed"
+                             % (label, result.seconds))
+    if result.trace is None:
+        raise FlagtraceError("%s ended before flagtrace could record anything (exit status %s)"
+                             % (label, result.returncode), detail=stderr_tail(result.output))
+    trace = tracefile.check(result.trace)
+    status = trace["outcome"].get("status")
+    if status in ("no_target", "no_framework", "unsupported"):
+        raise FlagtraceError(trace["outcome"].get("message", "target not found"))
+    return annotate(analyse(trace))
+
+
+def environments(results, env):
+    """Per variant, the launch value of every variable some variant changed (None: unset)."""
+    launch = os.environ if env is None else env
+    keys = {k for r in results for k in r.variant.env}
+    return [{k: r.variant.env[k] if k in r.variant.env else launch.get(k) for k in keys} for r in results]
+
+
+def hardware(trace):
+    """Each hardware question the target asked, with its first answer."""
+    out = {}
+    for event in trace.get("events", []):
+        if event.get("kind") == "hw":
+            out.setdefault(event["query"], event["result"])
+    return out
+
+
+@contextlib.contextmanager
+def sink(opts, out):
+    if not opts.output:
+        yield out
+        return
+    with open(opts.output, "w", encoding="utf-8") as fh:
+        yield fh
+
+
+# -- a variant's command line ------------------------------------------------------------------
+def edits(sets=(), unsets=(), envs=()):
+    """``--set "--flag v"``, ``--unset --flag``, ``--env K=V`` as [(kind, words)]; usage errors here."""
+    out = []
+    for text in sets:
+        words = shlex.split(text)
+        if not words or not words[0].startswith("-"):
+            raise FlagtraceError("--set takes an option and its value, e.g. --set \"--page-size 64\"; got %r"
+                                 % text, ExitCode.USAGE)
+        out.append(("set", words))
+    for flag in unsets:
+        if not flag.startswith("-"):
+            raise FlagtraceError("--unset takes an option name, e.g. --unset --page-size; got %r" % flag,
+                                 ExitCode.USAGE)
+        out.append(("unset", [flag]))
+    for item in envs:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise FlagtraceError("--env takes KEY=VALUE (KEY= to remove it); got %r" % item, ExitCode.USAGE)
+        out.append(("env", [key, value]))
+    return out
+
+
+def apply(args, changes):
+    """(args, env changes, label) of the command with ``changes`` (from edits()) applied: a set
+    option replaces the one typed, an unset one goes back to its default."""
+    env, label = {}, []
+    for kind, words in changes:
+        if kind == "env":
+            key, value = words
+            env[key] = value or None
+            label.append("%s=%s" % (key, value) if value else "without $%s" % key)
+            continue
+        args = without(args, words[0].split("=", 1)[0])
+        if kind == "set":
+            args = args + words
+            label.append(" ".join(words))
+        else:
+            label.append("without %s" % words[0])
+    return args, env, "with " + ", ".join(label) if label else "as typed"
+
+
+def without(args, flag):
+    """``args`` without ``flag`` (``--flag v``, ``--flag=v``, or a bare switch)."""
+    out, skip = [], False
+    for i, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if word == flag:
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            skip = nxt is not None and not nxt.startswith("-")
+            continue
+        if word.startswith(flag + "="):
+            continue
+        out.append(word)
+    return out
