@@ -39,3 +39,34 @@ def test_page_size_64_on_h100_and_1_on_b200_names_the_sm100_answer():
     assert first["cause"]["query"] == "is_sm100_supported()" and first["cause"]["values"] == ["False", "True"]
     fields = {d["field"]: d for d in doc["differences"]}
     assert fields["attention_backend"]["values"] == ["'fa3'", "'triton'"]
+
+
+def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():
+    # the second variant runs after the parent imported what the first one imported lazily
+    import argparse
+
+    from flagtrace import gpus
+    from flagtrace.adapters.sglang import SGLangAdapter
+    from flagtrace.analysis.explain import analyse
+    from flagtrace.launch.command import parse_command
+    from flagtrace.launch.variants import Variant, run_variants
+    from sglang_support import run_sglang
+
+    args = ["--model-path", QWEN36, "--trust-remote-code"]
+    target = parse_command([python_for(VERSION), "-m", "sglang.launch_server", *args])
+    adapter = SGLangAdapter()
+    request = adapter.request(target, argparse.Namespace(watch=[], stop_at=[], via=None))
+    request.update(gpu=gpus.choose("B200x7"), setup=["sim.gpu"] + request["setup"])
+    _, variant = run_variants(target, request, [Variant(args + ["--page-size", "16"]), Variant(args + ["--page-size", "64"])],
+                              300, preimport=adapter.preimport)
+    alone = run_sglang(VERSION, args + ["--page-size", "64"], gpu="B200x7")
+
+    def summary(doc):
+        return {f["field"]: (f["verdict"], f["final"]["repr"],
+                             [(c["func"], c["line"], sorted(h["query"] for h in c.get("hardware", [])))
+                              for c in f["changes"]]) for f in doc["fields"] if f["field"] != "random_seed"}
+
+    got, want = summary(analyse(variant.trace)), summary(alone.doc)
+    assert got.keys() == want.keys()
+    assert {k: v for k, v in got.items() if v != want[k]} == {}
+    assert got["page_size"][:2] == ("overridden", "1")

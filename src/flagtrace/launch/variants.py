@@ -36,7 +36,8 @@ def run_variants(target, request, variants, timeout_each, env=None, preimport=()
     tmp = tempfile.mkdtemp(prefix="flagtrace-variants-")
     try:
         specs = [{"args": list(v.args), "env": dict(v.env), "trace_path": os.path.join(tmp, "%d.json" % i),
-                  "output_path": os.path.join(tmp, "%d.out" % i)} for i, v in enumerate(variants)]
+                  "output_path": os.path.join(tmp, "%d.out" % i), "modules_path": os.path.join(tmp, "%d.modules" % i)}
+                 for i, v in enumerate(variants)]
         progress_path = os.path.join(tmp, "progress")
         request = dict(request, variants=specs, variant_timeout=timeout_each, preimport=list(preimport),
                        progress_path=progress_path)

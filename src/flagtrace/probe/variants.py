@@ -8,7 +8,7 @@ child). Each child runs in its own process group, is killed with everything it s
 variant's timeout, and what it printed goes to its own file.
 
 The request carries ``variants``: ``[{"args": [...], "env": {K: V or None}, "trace_path": P,
-"output_path": O}]``, ``variant_timeout`` (seconds) and ``preimport`` (modules the parent imports
+"output_path": O, "modules_path": M}]``, ``variant_timeout`` (seconds) and ``preimport`` (modules the parent imports
 before forking; the adapter names them). The parent writes one summary at ``trace_path``:
 ``{"variants": [{"status": ..., "returncode": ..., "seconds": ...}]}``, and a line per finished
 variant to ``progress_path`` if given.
@@ -32,11 +32,17 @@ def run_all(probe):
         except BaseException:  # noqa: BLE001 - each child meets the same failure and records it
             pass
     timeout = float(request.get("variant_timeout") or 600)
+    # What a resolution imports lazily, each later child would import again: the parent imports
+    # what the first child did. Not where a variant sets environment variables (a module may read
+    # them at import).
+    learn = not any(v.get("env") for v in request["variants"])
     results = []
     for index, variant in enumerate(request["variants"]):
         result = _one(probe, variant, timeout)
         results.append(result)
         _progress(request.get("progress_path"), index, result)
+        if learn and index == 0:
+            _import_all(_read_lines(variant.get("modules_path")))
     doc = {"schema": SUMMARY, "variants": results}
     with open(probe.trace_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)
@@ -92,6 +98,7 @@ def _child(probe, variant):
                     os.environ[key] = value
         probe.trace.forget_env_reads(changes)
         probe.trace_path = variant["trace_path"]
+        _note_imports(probe, set(sys.modules), variant.get("modules_path"))
         probe.request["args"] = list(variant["args"])
         probe.trace.started = time.time()
         probe.run()
@@ -109,6 +116,41 @@ def _child(probe, variant):
             except Exception:  # noqa: BLE001
                 pass
         os._exit(code)
+
+
+def _note_imports(probe, before, path):
+    """When the child writes its trace, it also lists the modules it imported (for the parent)."""
+    if not path:
+        return
+    write = probe.write
+
+    def write_and_note():
+        write()
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(sorted(n for n in sys.modules if n not in before)) + "\n")
+        except OSError:
+            pass
+
+    probe.write = write_and_note
+
+
+def _read_lines(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return [line.strip() for line in fh if line.strip()]
+    except (OSError, TypeError):
+        return []
+
+
+def _import_all(names):
+    for name in names:  # sorted: a package before its modules
+        if name in sys.modules or name == "__main__" or name.startswith("_flagtrace"):
+            continue
+        try:
+            __import__(name)
+        except BaseException:  # noqa: BLE001 - the next child imports it itself, as before
+            pass
 
 
 def _kill_group(pid):
