@@ -63,7 +63,8 @@ def test_usage_errors_are_one_line():
     for sides, message in ((["--gpu", "H100"], "nothing to compare"),
                            (["--gpu", "H100", "--gpu", "A100", "--set", "--workers 2"], "one thing at a time"),
                            (["--set", "workers 2"], "--set takes an option"),
-                           (["--env", "APP_WORKERS"], "--env takes KEY=VALUE")):
+                           (["--env", "APP_WORKERS"], "--env takes KEY=VALUE"),
+                           (["--gpu", "H100", "--gpu", "XYZ"], "unknown GPU 'XYZ'")):
         run, _ = diff(sides, ["--sparse"])
         assert run.rc == 64, (sides, run)
         assert message in run.err and "Traceback" not in run.err and len(run.err.strip().splitlines()) == 1, run.err

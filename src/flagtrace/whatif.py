@@ -1,6 +1,7 @@
 """What diff and matrix share: the command's target and adapter, resolved once; a group of variants
 per GPU profile (one import of the framework each, a fork per variant: launch/variants.py), each
 analysed as ``explain`` would; and the edits that make a variant's command line."""
+import concurrent.futures
 import contextlib
 import dataclasses
 import os
@@ -49,26 +50,35 @@ def plan(command, opts, example):
 
 
 def resolve(plan, groups, timeout, err, noun):
-    """[(gpu or None, [Variant])] -> [(VariantResult, analysis)], in order."""
+    """[(gpu or None, [Variant])] -> [(VariantResult, analysis)], in order. Groups (one import
+    each) run side by side, as many at once as there are cores."""
     total = sum(len(v) for _, v in groups)
-    out = []
-    for gpu, variants in groups:
+    done = [0] * len(groups)
+
+    def progress(index, count):
+        done[index] = count
+        if err.isatty():
+            err.write("\r  flagtrace: %d of %d %s resolved" % (sum(done), total, noun))
+            err.flush()
+
+    def run(index, gpu, variants):
         request = dict(plan.request)
         if gpu is not None:
             request["gpu"] = gpus.choose(gpu)
             request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
+        return run_variants(plan.target, request, variants, timeout, env=plan.env, preimport=plan.preimport,
+                            on_progress=lambda count, _total: progress(index, count))
 
-        def progress(count, _total, before=len(out)):
-            if err.isatty():
-                err.write("\r  flagtrace: %d of %d %s resolved" % (before + count, total, noun))
-                err.flush()
-
-        results = run_variants(plan.target, request, variants, timeout, env=plan.env, preimport=plan.preimport,
-                               on_progress=progress)
-        out += [(r, analysis(r)) for r in results]
+    for gpu, _ in groups:  # an unknown profile is a usage error before anything starts
+        if gpu is not None:
+            gpus.choose(gpu)
+    workers = max(1, min(len(groups), os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run, i, gpu, variants) for i, (gpu, variants) in enumerate(groups)]
+        results = [r for f in futures for r in f.result()]
     if err.isatty():
         err.write("\r\033[K")
-    return out
+    return [(r, analysis(r)) for r in results]
 
 
 def analysis(result):
