@@ -79,7 +79,7 @@ def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=N
                 kill_tree(proc)
                 raise FlagtraceError(
                     "the target did not finish within %gs (--timeout); it and its children were killed"
-                    % timeout, detail=stderr_tail(_read(err_path)))
+                    % timeout, detail=stderr_tail(read_bytes(err_path)))
             finally:
                 if helper is not None:
                     helper.stop()
@@ -90,7 +90,7 @@ def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=N
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(proc.pid, signal.SIGKILL)
         seconds = time.monotonic() - started
-        stdout, stderr = _read(out_path), _read(err_path)
+        stdout, stderr = read_bytes(out_path), read_bytes(err_path)
         if proc.returncode == TOO_OLD and not os.path.exists(trace_path):
             raise FlagtraceError("%s is older than Python 3.9, which the probe needs"
                                  % target.interpreter)
@@ -124,7 +124,8 @@ def _wait(proc, timeout, on_wait, started):
             on_wait(time.monotonic() - started)
 
 
-def _read(path):
+def read_bytes(path):
+    """A file's bytes; b\"\" if it cannot be read (a process that never wrote it)."""
     try:
         with open(path, "rb") as fh:
             return fh.read()

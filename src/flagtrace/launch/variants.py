@@ -8,7 +8,7 @@ import shutil
 import tempfile
 
 from ..exitcodes import FlagtraceError
-from .local import run_probe, stderr_tail
+from .local import read_bytes, run_probe, stderr_tail
 
 SETUP_ALLOWANCE = 600.0  # the parent's own start: interpreter, probe, the framework's import
 
@@ -52,7 +52,7 @@ def run_variants(target, request, variants, timeout_each, env=None, preimport=()
             raise FlagtraceError("the variant runner ended without its summary (exit status %s)"
                                  % result.returncode, detail=stderr_tail(result.stderr))
         return [VariantResult(v, s.get("status", "ran"), s.get("returncode"), s.get("seconds", 0.0),
-                              _load(spec["trace_path"]), _read(spec["output_path"]))
+                              _load(spec["trace_path"]), read_bytes(spec["output_path"]))
                 for v, s, spec in zip(variants, summary, specs)]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -64,14 +64,6 @@ def _load(path):
             return json.load(fh)
     except (OSError, ValueError):
         return None
-
-
-def _read(path):
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
 
 
 def _count_lines(path):
