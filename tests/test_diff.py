@@ -52,6 +52,15 @@ def test_a_flag_removed_shows_the_decision_it_had_suppressed(no_leftovers):
     assert d["cause"]["conditions"] == ['os.getenv("APP_SAFE_MODE") == "1"']
 
 
+def test_a_side_that_raises_is_compared_with_one_that_resolves(no_leftovers):
+    run, doc = diff(["--set", "--sparse"], ["--workers", "8"])
+    assert run.rc == 0, run
+    assert doc["statuses"] == ["error", "resolved"] and doc["errors"][1] is None
+    assert doc["errors"][0].startswith("ValidationError: 1 validation error for WorkerConfig")
+    d = only(doc, "dense")
+    assert d["values"] == ["True", "False"] and d["cause"]["kind"] == "initial"
+
+
 def test_terminal_report_lists_each_side_and_the_cause(no_leftovers):
     run, _ = diff(["--env", "APP_WORKERS=4"], ["--sparse"], fmt="terminal")
     assert run.rc == 0, run

@@ -98,6 +98,9 @@ def cause(reports, tables, environments=None, hardware=None):
             return {"kind": "condition", "side": index, "conditions": conditions, "reads": held,
                     "text": "on side %d only: %s" % (index + 1, " and ".join(conditions) or
                                                      "%s (line %s)" % (last.get("func"), last.get("line")))}
+    if len(set(initials)) > 1 and not any(changes):
+        return {"kind": "initial", "values": initials,
+                "text": "it started as %s (never changed after construction)" % " vs ".join(initials)}
     return {"kind": "unknown", "text": "nothing the deciding code asked or read differs (a value it "
                                        "computed from something flagtrace does not see, or a random one)"}
 
