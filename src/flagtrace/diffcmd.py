@@ -88,13 +88,9 @@ def render(doc, analyses, sink):
             decider = d["deciders"][i]
             where = ("  %s  %s:%s" % (decider["func"], short_path(decider["file"], analyses[i]), decider["line"])
                      if decider else "")
-            w("  %d  %-24s %-10s%s\n" % (i + 1, _cut(d["values"][i]), d["verdicts"][i] or "-", where))
-        w("  cause: %s\n" % _cut(d["cause"]["text"], 300))
+            w("  %d  %-24s %-10s%s\n" % (i + 1, whatif.cut(d["values"][i], 40), d["verdicts"][i] or "-", where))
+        w("  cause: %s\n" % whatif.cut(d["cause"]["text"], 300))
         for read in d["cause"].get("reads", []):
             w("         %s = %s\n" % (read["field"], " vs ".join(read["values"])))
 
 
-
-def _cut(text, width=40):
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 3] + "..."

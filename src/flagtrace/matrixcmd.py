@@ -7,6 +7,7 @@ import csv
 import difflib
 
 from . import whatif
+from .analysis.compare import error_line, ordered_keys
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.variants import Variant
 from .report import jsonreport
@@ -44,7 +45,7 @@ def run_matrix(opts, command, out, err):
     fields = _columns(opts.fields, tables)
     doc = {"schema": SCHEMA, "command": list(command), "fields": fields, "cells": [
         {"gpu": gpu, "flags": flags, "status": a.get("status"),
-         "error": _error(a.get("error")),
+         "error": error_line(a.get("error")),
          "values": {name: _cell(t.get(name)) for name in fields}}
         for (gpu, flags), a, t in zip(rows, analyses, tables)]}
     with whatif.sink(opts, out) as stream:
@@ -58,9 +59,7 @@ def run_matrix(opts, command, out, err):
 
 
 def _columns(wanted, tables):
-    names = []
-    for table in tables:
-        names += [n for n in table if n not in names]
+    names = ordered_keys(tables)
     if wanted:
         chosen = [w.strip() for w in wanted.split(",") if w.strip()]
         for name in chosen:
@@ -82,12 +81,6 @@ def _cell(report):
     return {"value": report["final"]["repr"], "verdict": report["verdict"]}
 
 
-def _error(error):
-    if not error:
-        return None
-    return "%s: %s" % (error.get("type"), " ".join(str(error.get("message", "")).split())[:200])
-
-
 def write_csv(doc, stream):
     writer = csv.writer(stream)
     writer.writerow(["gpu", "flags", "status"] + doc["fields"])
@@ -104,7 +97,7 @@ def render(doc, stream):
         values = []
         for name in fields:
             v = cell["values"][name]
-            values.append("-" if v is None else _cut(v["value"]) + ("*" if v["verdict"] == "overridden" else ""))
+            values.append("-" if v is None else whatif.cut(v["value"], 28) + ("*" if v["verdict"] == "overridden" else ""))
         if cell["error"]:
             values = [cell["error"]] + [""] * (len(fields) - 1) if fields else [cell["error"]]
         rows.append([cell["gpu"] or "(this machine)", cell["flags"] or "(as typed)"] + values)
@@ -117,7 +110,3 @@ def render(doc, stream):
     if any((v or {}).get("verdict") == "overridden" for c in doc["cells"] for v in c["values"].values()):
         stream.write("\n* overridden: the command line asked for another value\n")
 
-
-def _cut(text, width=28):
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 3] + "..."

@@ -121,6 +121,12 @@ def sink(opts, out):
         yield fh
 
 
+def cut(text, width):
+    """``text`` on one line, at most ``width`` characters (a table cell, a cause)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 # -- a variant's command line ------------------------------------------------------------------
 def edits(sets=(), unsets=(), envs=()):
     """``--set "--flag v"``, ``--unset --flag``, ``--env K=V`` as [(kind, words)]; usage errors here."""

@@ -11,9 +11,7 @@ def compare(labels, analyses, environments=None, hardware=None):
     sides' launches (None: unset), so that a variable read on one side is known on the others.
     ``hardware``: per side, each hardware question the target asked and its first answer."""
     tables = [{f["field"]: f for f in a.get("fields", [])} for a in analyses]
-    names = []
-    for table in tables:
-        names += [n for n in table if n not in names]
+    names = ordered_keys(tables)
     differences = []
     for name in names:
         reports = [t.get(name) for t in tables]
@@ -27,7 +25,7 @@ def compare(labels, analyses, environments=None, hardware=None):
         "schema": SCHEMA,
         "sides": list(labels),
         "statuses": [a.get("status") for a in analyses],
-        "errors": [_error_line(e) for e in errors],
+        "errors": [error_line(e) for e in errors],
         "fields_compared": len(names),
         "differences": differences,
     }
@@ -58,7 +56,8 @@ def _difference(name, reports, finals, tables, environments, hardware):
 def cause(reports, tables, environments=None, hardware=None):
     """The first thing that went differently between the sides, looked for in this order: the
     request (the command lines asked for different values), a hardware answer the deciding code
-    got, a value the deciding code read, a condition that held on one side only."""
+    got, a value it read, an environment variable it read, a condition that held on one side only,
+    a value it started with and kept."""
     asked = [(r or {}).get("requested") for r in reports]
     initials = [r["initial"]["repr"] if r else None for r in reports]
     if any(asked) and len(set(initials)) > 1:
@@ -69,7 +68,7 @@ def cause(reports, tables, environments=None, hardware=None):
     changes = [((r or {}).get("changes") or []) for r in reports]
     answers = [_answers(cs) for cs in changes]
     differing = []
-    for query in _ordered_keys(answers):
+    for query in ordered_keys(answers):
         # a side whose deciding code never asked: what the target answered it elsewhere, if asked
         seen = [a.get(query, (hardware[i] if hardware else {}).get(query)) for i, a in enumerate(answers)]
         if all(s is not None for s in seen) and len(set(seen)) > 1:
@@ -80,11 +79,11 @@ def cause(reports, tables, environments=None, hardware=None):
                 "also": [{"query": q, "values": v} for q, v in differing[:-1]],
                 "text": "; ".join("%s → %s" % (q, " vs ".join(v)) for q, v in reversed(differing))}
     reads = [_reads(cs) for cs in changes]
-    for key in _ordered_keys(reads):
+    for key in ordered_keys(reads):
         seen = [r.get(key) for r in reads]
         if all(s is not None for s in seen) and len(set(seen)) > 1:
             return {"kind": "read", "read": key, "values": seen, "text": "%s = %s" % (key, " vs ".join(seen))}
-    for key in _ordered_keys([_env_reads(cs) for cs in changes]):
+    for key in ordered_keys([_env_reads(cs) for cs in changes]):
         values = [_repr_env(env.get(key)) if key in env else None for env in (environments or [])]
         if len(values) == len(reports) and len(set(values)) > 1:
             return {"kind": "env", "env": key, "values": values,
@@ -142,7 +141,8 @@ def _side_reads(change, tables):
     return out
 
 
-def _ordered_keys(dicts):
+def ordered_keys(dicts):
+    """The keys of ``dicts``, each once, in the order they first appear."""
     keys = []
     for d in dicts:
         keys += [k for k in d if k not in keys]
@@ -155,7 +155,8 @@ def _repr(value):
     return None if value is None else str(value)
 
 
-def _error_line(error):
+def error_line(error):
+    """An analysis' error in one line (None: it resolved)."""
     if not error:
         return None
     return "%s: %s" % (error.get("type"), " ".join(str(error.get("message", "")).split())[:200])
