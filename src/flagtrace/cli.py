@@ -1,6 +1,5 @@
 """Command line: parse options, build the request, run, analyse, report. No logic of its own."""
 import argparse
-import json
 import sys
 
 from . import __version__
@@ -8,6 +7,7 @@ from . import gpus
 from . import trace as tracefile
 from .adapters import annotate, choose_adapter
 from .analysis.explain import analyse, field_history
+from .analysis.expect import evaluate_expectations
 from .analysis.prewarm import Prewarm
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
@@ -61,6 +61,8 @@ def build_parser():
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     p = sub.add_parser("explain", help="report every field: overridden, decided, honoured, default")
     _common(p)
+    p.add_argument("--fix", action="store_true", help="add the best verified fix to the error and to each "
+                   "overridden field (flagtrace fix; resolves the command again per candidate)")
     p = sub.add_parser("why", help="the full history of one field")
     p.add_argument("field")
     _common(p)
@@ -75,6 +77,11 @@ def build_parser():
     from .diffcmd import add_arguments as diff_arguments
 
     diff_arguments(p)
+    p = sub.add_parser("fix", help="the smallest change that makes the command resolve, or a request "
+                                    "stick, verified by re-resolution")
+    from .fixcmd import add_arguments as fix_arguments
+
+    fix_arguments(p)
     p = sub.add_parser("matrix", help="GPUs x flag sets: a table of chosen fields, or of every field "
                                        "that differs")
     from .matrixcmd import add_arguments as matrix_arguments
@@ -158,45 +165,9 @@ def exit_code(analysis, opts, failed_expectations=0):
     return ExitCode.OK
 
 
-def evaluate_expectations(analysis, expects):
-    out = []
-    for spec in expects:
-        if "=" not in spec:
-            raise FlagtraceError("--expect wants FIELD=VALUE, got %r" % spec, ExitCode.USAGE)
-        field, _, want = spec.partition("=")
-        report = field_history(analysis, field.strip())
-        if report is None:
-            out.append((field, want, None, False))
-            continue
-        final = report["final"] or {}
-        got = final.get("value")
-        ok = _matches(want.strip(), got, final.get("repr"))
-        out.append((field, want, final.get("repr"), ok))
-    return out
-
-
-def _matches(want, value, rep):
-    if rep == want or (isinstance(value, str) and value == want):
-        return True
-    lowered = want.lower()
-    if isinstance(value, bool):
-        return lowered == str(value).lower()
-    if value is None:
-        return lowered in ("none", "null")
-    if isinstance(value, (int, float)):
-        try:
-            return float(want) == float(value)
-        except ValueError:
-            return False
-    try:
-        return json.loads(want) == value
-    except ValueError:
-        return False
-
-
 def run(argv, out, err):
     head, command = split_command(argv)
-    if head[:1] in (["diff"], ["matrix"]):
+    if head[:1] in (["diff"], ["matrix"], ["fix"]):
         from .diffcmd import join_values
 
         head = join_values(head)
@@ -210,6 +181,10 @@ def run(argv, out, err):
         from .diffcmd import run_diff
 
         return run_diff(opts, command, out, err)
+    if opts.verb == "fix":
+        from .fixcmd import run_fix
+
+        return run_fix(opts, command, out, err)
     if opts.verb == "matrix":
         from .matrixcmd import run_matrix
 
@@ -221,6 +196,8 @@ def run(argv, out, err):
     trace, result = obtain_trace(opts, command, err)
     check_outcome(trace, result)
     analysis = annotate(analyse(trace))
+    if getattr(opts, "fix", False):
+        _add_fixes(opts, command, analysis, err)
     if opts.show_output and result is not None:
         err.write(result.stdout.decode("utf-8", "replace"))
         err.write(result.stderr.decode("utf-8", "replace"))
@@ -236,6 +213,28 @@ def run(argv, out, err):
     finally:
         if opts.output:
             sink.close()
+
+
+def _add_fixes(opts, command, analysis, err):
+    """``explain --fix``: the best verified fix of the error and of each overridden field."""
+    if opts.from_trace or opts.via or opts.gpu_profile:
+        raise FlagtraceError("--fix resolves the command again: it needs the command itself, here, with "
+                             "--gpu (not --from, --via or --gpu-profile)", ExitCode.USAGE)
+    if not analysis.get("error") and not analysis["summary"]["overridden"]:
+        return
+    from . import whatif
+    from .fixcmd import find
+
+    doc = find(whatif.plan(command, opts, "explain --fix"), opts.gpu, (), opts.timeout, 60, err)
+    fields = {f["field"]: f for f in analysis["fields"]}
+    for problem in doc["problems"]:
+        best = doc["fixes"][problem["fixes"][0]] if problem["fixes"] else None
+        entry = ({"changes": best["changes"], "outcome": best["outcome"], "side_effects": best["side_effects"]}
+                 if best else {"changes": None, "tried": doc["candidates_tried"], "read": problem["read"]})
+        if problem["kind"] == "error":
+            analysis["error"]["fix"] = entry
+        elif problem.get("field") in fields:
+            fields[problem["field"]]["fix"] = entry
 
 
 def error_line(error, analysis):

@@ -62,12 +62,8 @@ def resolve(plan, groups, timeout, err, noun):
             err.flush()
 
     def run(index, gpu, variants):
-        request = dict(plan.request)
-        if gpu is not None:
-            request["gpu"] = gpus.choose(gpu)
-            request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
-        return run_variants(plan.target, request, variants, timeout, env=plan.env, preimport=plan.preimport,
-                            on_progress=lambda count, _total: progress(index, count))
+        return run_variants(plan.target, gpu_request(plan, gpu), variants, timeout, env=plan.env,
+                            preimport=plan.preimport, on_progress=lambda count, _total: progress(index, count))
 
     for gpu, _ in groups:  # an unknown profile is a usage error before anything starts
         if gpu is not None:
@@ -79,6 +75,21 @@ def resolve(plan, groups, timeout, err, noun):
     if err.isatty():
         err.write("\r\033[K")
     return [(r, analysis(r)) for r in results]
+
+
+def gpu_request(plan, gpu):
+    """The plan's request, simulating ``gpu`` (None: the real hardware)."""
+    request = dict(plan.request)
+    if gpu is not None:
+        request["gpu"] = gpus.choose(gpu)
+        request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
+    return request
+
+
+def edited_command(target, args):
+    """The command as typed, with the target's arguments replaced by ``args``."""
+    head = target.command[:len(target.command) - len(target.args)] if target.args else list(target.command)
+    return list(head) + list(args)
 
 
 def analysis(result):
@@ -159,6 +170,11 @@ def apply(args, changes):
             key, value = words
             env[key] = value or None
             label.append("%s=%s" % (key, value) if value else "without $%s" % key)
+            continue
+        if kind == "rename":  # an option the parser refused, spelled as it suggested
+            old, new = words
+            args = [new + w[len(old):] if w == old or w.startswith(old + "=") else w for w in args]
+            label.append("%s instead of %s" % (new, old))
             continue
         args = without(args, words[0].split("=", 1)[0])
         if kind == "set":

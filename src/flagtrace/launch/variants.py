@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 
 from ..exitcodes import FlagtraceError
 from .local import read_bytes, run_probe, stderr_tail
@@ -33,29 +35,98 @@ class VariantResult:
 def run_variants(target, request, variants, timeout_each, env=None, preimport=(), on_progress=None):
     """Trace ``target`` once per variant; results in the order of ``variants``.
     ``on_progress(done, total)`` is called while they run."""
-    tmp = tempfile.mkdtemp(prefix="flagtrace-variants-")
-    try:
-        specs = [{"args": list(v.args), "env": dict(v.env), "trace_path": os.path.join(tmp, "%d.json" % i),
-                  "output_path": os.path.join(tmp, "%d.out" % i), "modules_path": os.path.join(tmp, "%d.modules" % i)}
-                 for i, v in enumerate(variants)]
-        progress_path = os.path.join(tmp, "progress")
-        request = dict(request, variants=specs, variant_timeout=timeout_each, preimport=list(preimport),
-                       progress_path=progress_path)
+    with VariantSession(target, request, timeout_each, env, preimport, len(variants)) as session:
+        return session.run(variants, on_progress)
 
+
+class _Abandoned(Exception):
+    """Raised inside the probe's wait to stop it: the session is left early."""
+
+
+class VariantSession:
+    """One import of the framework, then variants in rounds: ``run(variants)`` returns their
+    results, and the next round may be chosen from them (``flagtrace fix``). Used as a context
+    manager; leaving it ends the probe and removes its files."""
+
+    def __init__(self, target, request, timeout_each, env=None, preimport=(), expected=200):
+        self.target, self.env = target, env
+        self.timeout_each = timeout_each
+        self.tmp = tempfile.mkdtemp(prefix="flagtrace-variants-")
+        self.progress_path = os.path.join(self.tmp, "progress")
+        self.request = dict(request, variants=[], rounds_dir=self.tmp, variant_timeout=timeout_each,
+                            preimport=list(preimport), progress_path=self.progress_path)
+        self.budget = SETUP_ALLOWANCE + timeout_each * expected
+        self.count = 0  # variants sent so far
+        self.rounds = 0
+        self.outcome = None  # (RunResult or None, exception or None) once the probe has ended
+        self.leaving = False
+        self.thread = None
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self._probe, daemon=True)
+        self.thread.start()
+        return self
+
+    def _probe(self):
         def tick(_seconds):
-            on_progress(_count_lines(progress_path), len(variants))
+            if self.leaving:
+                raise _Abandoned()
 
-        result = run_probe(target, request, SETUP_ALLOWANCE + timeout_each * len(variants), env=env,
-                           on_wait=tick if on_progress else None)
-        summary = result.trace.get("variants") if isinstance(result.trace, dict) else None
-        if not isinstance(summary, list) or len(summary) != len(variants):
-            raise FlagtraceError("the variant runner ended without its summary (exit status %s)"
-                                 % result.returncode, detail=stderr_tail(result.stderr))
+        try:
+            self.outcome = (run_probe(self.target, self.request, self.budget, env=self.env, on_wait=tick), None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            self.outcome = (None, exc)
+
+    def run(self, variants, on_progress=None):
+        variants = list(variants)
+        if not variants:
+            return []
+        first = self.count
+        specs = [self._spec(first + i, v) for i, v in enumerate(variants)]
+        self.count += len(variants)
+        self.rounds += 1
+        partial = os.path.join(self.tmp, "round.partial")
+        with open(partial, "w", encoding="utf-8") as fh:
+            json.dump(specs, fh)
+        os.rename(partial, os.path.join(self.tmp, "round-%d.json" % self.rounds))
+        lines = self._wait_for(self.count, first, len(variants), on_progress)
         return [VariantResult(v, s.get("status", "ran"), s.get("returncode"), s.get("seconds", 0.0),
                               _load(spec["trace_path"]), read_bytes(spec["output_path"]))
-                for v, s, spec in zip(variants, summary, specs)]
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+                for v, s, spec in zip(variants, lines[first:self.count], specs)]
+
+    def _spec(self, index, variant):
+        path = os.path.join(self.tmp, str(index))
+        return {"args": list(variant.args), "env": dict(variant.env), "trace_path": path + ".json",
+                "output_path": path + ".out", "modules_path": path + ".modules"}
+
+    def _wait_for(self, total, first, size, on_progress):
+        reported = -1
+        while True:
+            lines = _read_progress(self.progress_path)
+            if on_progress and len(lines) - first != reported:
+                reported = len(lines) - first
+                on_progress(max(0, reported), size)
+            if len(lines) >= total:
+                return lines
+            if not self.thread.is_alive():
+                result, exc = self.outcome or (None, None)
+                if isinstance(exc, FlagtraceError):
+                    raise exc
+                detail = stderr_tail(result.stderr) if result is not None else None
+                raise FlagtraceError("the variant runner ended after %d of %d resolutions%s"
+                                     % (len(lines), total, " (%s)" % exc if exc else ""), detail=detail)
+            time.sleep(0.05)
+
+    def __exit__(self, *exc_info):
+        try:
+            if exc_info[0] is not None:
+                self.leaving = True  # the probe's wait raises: it and its children are killed
+            with open(os.path.join(self.tmp, "done"), "w", encoding="utf-8"):
+                pass
+            self.thread.join()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        return False
 
 
 def _load(path):
@@ -66,9 +137,10 @@ def _load(path):
         return None
 
 
-def _count_lines(path):
+def _read_progress(path):
+    """The finished variants' lines (status, returncode, seconds), in the order they ran."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return sum(1 for _ in fh)
-    except OSError:
-        return 0
+            return [json.loads(line) for line in fh if line.endswith("\n")]
+    except (OSError, ValueError):
+        return []

@@ -106,10 +106,30 @@ def parser_actions(parser):
         if action.dest in (argparse.SUPPRESS, "help") or not action.option_strings:
             continue
         entry = {"dest": action.dest, "options": list(action.option_strings)}
+        if action.nargs == 0:  # a switch: what typing it stores (store_true, store_false, --no-X)
+            entry["switch"] = True
+            if isinstance(action.const, bool):
+                entry["const"] = action.const
+        choices = _plain_choices(action.choices)
+        if choices:
+            entry["choices"] = choices
         if groups.get(id(action)) not in (None, "options", "optional arguments", "positional arguments"):
             entry["group"] = groups[id(action)]
         out.append(entry)
     return out
+
+
+def _plain_choices(choices, limit=64):
+    """An option's choices as JSON values (what ``flagtrace fix`` may try), if they are plain."""
+    if not choices or isinstance(choices, (str, bytes)):
+        return None
+    try:
+        values = list(choices)
+    except TypeError:
+        return None
+    if len(values) > limit or not all(isinstance(v, (str, int, float)) for v in values):
+        return None
+    return values
 
 
 def install_argparse(trace):

@@ -13,6 +13,11 @@ before forking; the adapter names them). The parent writes one summary at ``trac
 ``{"variants": [{"status": ..., "returncode": ..., "seconds": ...}]}``, and a line per finished
 variant to ``progress_path`` if given.
 
+With ``rounds_dir``, more variants may follow once those are done (a caller that chooses the next
+variants from the last ones' traces, as ``flagtrace fix`` does): the parent waits for
+``round-1.json``, ``round-2.json``, ... there (each a list of variants, written whole by rename)
+until a file ``done`` appears or the process that started it is gone.
+
 Standard library only, Python >= 3.9.
 """
 import json
@@ -32,17 +37,25 @@ def run_all(probe):
         except BaseException:  # noqa: BLE001 - each child meets the same failure and records it
             pass
     timeout = float(request.get("variant_timeout") or 600)
-    # What a resolution imports lazily, each later child would import again: the parent imports
-    # what the first child did. Not where a variant sets environment variables (a module may read
-    # them at import).
-    learn = not any(v.get("env") for v in request["variants"])
     results = []
-    for index, variant in enumerate(request["variants"]):
-        result = _one(probe, variant, timeout)
-        results.append(result)
-        _progress(request.get("progress_path"), index, result)
-        if learn and index == 0:
-            _import_all(_read_lines(variant.get("modules_path")))
+    learned = False
+    batch, number = request.get("variants") or [], 0
+    while batch is not None:
+        # What a resolution imports lazily, each later child would import again: the parent imports
+        # what the first child did. Not where a variant sets environment variables (a module may
+        # read them at import).
+        learn = not learned and bool(batch) and not any(v.get("env") for v in batch)
+        for variant in batch:
+            result = _one(probe, variant, timeout)
+            _progress(request.get("progress_path"), len(results), result)
+            results.append(result)
+            if learn and not learned:
+                _import_all(_read_lines(variant.get("modules_path")))
+                learned = True
+        if batch:
+            learned = True
+        number += 1
+        batch = _next_round(request.get("rounds_dir"), number)
     doc = {"schema": SUMMARY, "variants": results}
     with open(probe.trace_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)
@@ -52,6 +65,20 @@ def run_all(probe):
         except Exception:  # noqa: BLE001
             pass
     probe._real_exit(0)  # os._exit itself would write the parent's own (empty) trace over the summary
+
+
+def _next_round(folder, number, poll=0.02):
+    """The variants of round ``number`` (None: no more rounds)."""
+    if not folder:
+        return None
+    path = os.path.join(folder, "round-%d.json" % number)
+    parent = os.getppid()
+    while not os.path.exists(path):
+        if os.path.exists(os.path.join(folder, "done")) or os.getppid() != parent:
+            return None
+        time.sleep(poll)
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def _one(probe, variant, timeout):

@@ -210,6 +210,27 @@ class TerminalReport:
                     self.p("    [dim]… %d more changes (flagtrace why %s --format json lists them)[/dim]"
                            % (skipped, escape(f["field"])))
                 self.change(ch)
+            self.fix(f.get("fix"), "    ")
+
+    def fix(self, fix, indent):
+        """``explain --fix``: the best verified change, or why there is none."""
+        if not fix:
+            return
+        if not fix.get("changes") and not fix.get("tried"):
+            self.p("%s[bold]fix[/bold]     nothing to try: the explanation names no option or variable to change"
+                   % indent)
+            return
+        if not fix.get("changes"):
+            self.p("%s[bold]fix[/bold]     none verified among %d candidates (the deciding code read: %s)"
+                   % (indent, fix.get("tried", 0), escape(", ".join(fix.get("read") or []) or "nothing")))
+            return
+        effects = fix.get("side_effects") or []
+        moved = "; ".join("%s → %s" % (e["field"], _clip(e["new"], 30)) for e in effects[:4])
+        if len(effects) > 4:
+            moved += " (and %d more)" % (len(effects) - 4)
+        self.p("%s[bold green]fix[/bold green]     %s  [dim](verified: %s%s)[/dim]" % (
+            indent, escape("  +  ".join(fix["changes"])), escape(_clip(fix["outcome"], 60)),
+            escape("; also moves " + moved) if moved else ""))
 
     def overridden(self):
         items = [f for f in self.a["fields"] if f["verdict"] == "overridden"]
@@ -287,6 +308,7 @@ class TerminalReport:
                 self.p("  %s: %s" % (escape(flag), escape(hint)))
             for flag, hint in (e.get("renamed") or {}).items():
                 self.p("  %s: %s" % (escape(flag), escape(hint)))
+            self.fix(e.get("fix"), "  ")
             return
         self.p("[red bold]ERROR[/red bold] %s: %s" % (escape(e["type"]), escape(e["message"])))
         site = e.get("site")
@@ -299,6 +321,7 @@ class TerminalReport:
         self.explanation(e, "  ")
         for i, hint in enumerate(e.get("hints") or []):
             self.p("  %s %s" % ("hint   " if i == 0 else "       ", escape(hint["text"])))
+        self.fix(e.get("fix"), "  ")
         mentioned = [m for m in e.get("mentions", [])
                      if not any(r.get("field") == m["field"] for r in e.get("reads", []))]
         for i, m in enumerate(mentioned):
