@@ -73,10 +73,22 @@ def test_usage_errors_are_one_line():
                            (["--gpu", "H100", "--gpu", "A100", "--set", "--workers 2"], "one thing at a time"),
                            (["--set", "workers 2"], "--set takes an option"),
                            (["--env", "APP_WORKERS"], "--env takes KEY=VALUE"),
-                           (["--gpu", "H100", "--gpu", "XYZ"], "unknown GPU 'XYZ'")):
+                           (["--gpu", "H100", "--gpu", "XYZ"], "unknown GPU 'XYZ'"),
+                           (["--python", PY], "nothing to compare"),
+                           (["--python", PY, "--python", PY, "--set", "--workers 2"], "one thing at a time")):
         run, _ = diff(sides, ["--sparse"])
         assert run.rc == 64, (sides, run)
         assert message in run.err and "Traceback" not in run.err and len(run.err.strip().splitlines()) == 1, run.err
+
+
+def test_two_interpreters_are_two_sides(no_leftovers):
+    import sys
+
+    run, doc = diff(["--python", PY, "--python", sys.base_prefix + "/bin/python3"], ["--sparse", "--workers", "2"])
+    assert run.rc == 0, run
+    assert doc["sides"] == ["--python %s" % PY, "--python %s/bin/python3" % sys.base_prefix]
+    assert doc["statuses"] == ["resolved", "resolved"] and doc["differences"] == []
+    assert doc["translated"] == [[], []] and doc["releases"] == [None, None]
 
 
 def test_matrix_table_of_flag_sets(no_leftovers):

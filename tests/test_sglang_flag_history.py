@@ -200,3 +200,21 @@ def test_history_from_alias_and_dest_evidence(script):
     assert flags["--c"] == {"present": [["1.0", "1.1"]], "replaced_by": "--d", "evidence": "dest", "since": "1.2",
                             "removed": "1.2"}
     assert flags["--d"] == {"present": [["1.2", "1.2"]]}
+
+
+def test_options_are_translated_to_the_spelling_of_a_release():
+    from flagtrace.adapters.sglang import field_aliases, translate_flags
+
+    args = ["--model-path", "m", "--mamba-scheduler-strategy", "extra_buffer", "--enable-deepep-moe",
+            "--cuda-graph-max-bs=8", "--page-size", "64"]
+    new, notes = translate_flags(args, "0.5.23")
+    assert new == ["--model-path", "m", "--mamba-radix-cache-strategy", "extra_buffer", "--moe-a2a-backend", "deepep",
+                   "--cuda-graph-max-bs-decode=8", "--page-size", "64"]
+    assert notes[0] == "--mamba-scheduler-strategy → --mamba-radix-cache-strategy (SGLang 0.5.23's name)"
+    # the newer name on an older release: back to the name it has; a name it has: left alone
+    assert translate_flags(["--mamba-radix-cache-strategy", "auto"], "0.5.11")[0] == ["--mamba-scheduler-strategy", "auto"]
+    assert translate_flags(["--mamba-scheduler-strategy", "auto"], "0.5.11") == (["--mamba-scheduler-strategy", "auto"], [])
+    # a switch replaced by a value with alternatives cannot be spelled mechanically
+    assert translate_flags(["--disable-cuda-graph"], "0.5.23") == (["--disable-cuda-graph"], [])
+    assert field_aliases()["mamba_scheduler_strategy"] == "mamba_radix_cache_strategy"
+    assert field_aliases()["piecewise_cuda_graph_max_tokens"] == "cuda_graph_max_bs_prefill"

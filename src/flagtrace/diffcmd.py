@@ -6,11 +6,13 @@ Sides: ``--gpu A --gpu B`` (hardware), or the command as typed against the comma
 per (interpreter, GPU profile), one fork per side (launch/variants.py); each side is analysed as
 ``explain`` would, then compared (analysis/compare.py).
 """
+import os
 import shlex
 
 from . import whatif
 from .analysis.compare import compare
 from .exitcodes import ExitCode, FlagtraceError
+from .launch.command import is_python_name
 from .launch.variants import Variant
 from .report import jsonreport
 from .report.paths import short_path
@@ -19,6 +21,9 @@ from .report.paths import short_path
 def add_arguments(p):
     p.add_argument("--gpu", action="append", default=[], metavar="NAME[xCOUNT]",
                    help="a side per GPU profile (repeat: --gpu H100x8 --gpu B200x7); once: every side's GPU")
+    p.add_argument("--python", action="append", default=[], metavar="PATH",
+                   help="a side per interpreter (a release or an environment; repeat): the command run by each; "
+                        "options renamed between releases are translated")
     p.add_argument("--set", action="append", default=[], metavar='"--FLAG [VALUE]"',
                    help="the other side: the command with this option set (replacing it if typed)")
     p.add_argument("--unset", action="append", default=[], metavar="--FLAG",
@@ -44,31 +49,83 @@ def join_values(head):
 
 def run_diff(opts, command, out, err):
     edits = whatif.edits(opts.set, opts.unset, opts.env)
-    if len(opts.gpu) > 1 and edits:
-        raise FlagtraceError("compare one thing at a time: several --gpu, or --set/--unset/--env, not both",
-                             ExitCode.USAGE)
-    if len(opts.gpu) < 2 and not edits:
-        raise FlagtraceError("nothing to compare: give two --gpu, or --set/--unset/--env for the other side",
-                             ExitCode.USAGE)
-    plan = whatif.plan(command, opts, "diff --gpu H100x8 --gpu B200x7")
-    args = list(plan.target.args)
-    if len(opts.gpu) > 1:
-        groups = [(gpu, [Variant(args, label="--gpu %s" % gpu)]) for gpu in opts.gpu]
+    kinds = [k for k, given in (("several --gpu", len(opts.gpu) > 1), ("--python", opts.python),
+                                ("--set/--unset/--env", edits)) if given]
+    if len(kinds) > 1:
+        raise FlagtraceError("compare one thing at a time: %s, not both" % " or ".join(kinds), ExitCode.USAGE)
+    if not kinds or (opts.python and len(opts.python) < 2):
+        raise FlagtraceError("nothing to compare: give two --gpu, two --python, or --set/--unset/--env for "
+                             "the other side", ExitCode.USAGE)
+    gpu = opts.gpu[0] if len(opts.gpu) == 1 else None
+    notes = {}
+    if opts.python:
+        groups = []
+        for python in opts.python:
+            plan = whatif.plan(side_command(command, python), opts, "diff --python A --python B")
+            groups.append((plan, gpu, [Variant(list(plan.target.args), label="--python %s" % python)]))
+        names = {g[0].adapter.name for g in groups}
+        if len(names) > 1:
+            raise FlagtraceError("the sides run different frameworks (%s): nothing to compare field by field"
+                                 % " vs ".join(g[0].adapter.name for g in groups), ExitCode.USAGE)
+
+        def again(plan, result, analysis):
+            """A side whose release refused an option another release spells differently: again,
+            translated (and the report says so)."""
+            error = analysis.get("error") or {}
+            if error.get("kind") != "argparse":
+                return None
+            version = (analysis.get("adapter") or {}).get("version")
+            args, translated = plan.adapter.translate(result.variant.args, version)
+            if not translated:
+                return None
+            notes[result.variant.label] = translated
+            return Variant(args, label=result.variant.label)
+
+        resolved = whatif.resolve(groups, opts.timeout, err, "sides", again)
+        aliases = groups[0][0].adapter.field_aliases()
     else:
-        other, changes, label = whatif.apply(args, edits)
-        groups = [(opts.gpu[0] if opts.gpu else None, [Variant(args, label="as typed"), Variant(other, changes, label=label)])]
-    resolved = whatif.resolve(plan, groups, opts.timeout, err, "sides")
+        plan = whatif.plan(command, opts, "diff --gpu H100x8 --gpu B200x7")
+        args = list(plan.target.args)
+        if len(opts.gpu) > 1:
+            groups = [(plan, g, [Variant(args, label="--gpu %s" % g)]) for g in opts.gpu]
+        else:
+            other, changes, label = whatif.apply(args, edits)
+            groups = [(plan, gpu, [Variant(args, label="as typed"), Variant(other, changes, label=label)])]
+        resolved = whatif.resolve(groups, opts.timeout, err, "sides")
+        aliases = {}
     results = [r for r, _ in resolved]
     analyses = [a for _, a in resolved]
-    doc = compare([r.variant.label for r in results], analyses, whatif.environments(results, plan.env),
-                  [whatif.hardware(r.trace) for r in results])
+    envs = whatif.environments(results, groups[0][0].env)
+    doc = compare([r.variant.label for r in results], analyses, envs,
+                  [whatif.hardware(r.trace) for r in results], aliases)
     doc["command"] = list(command)
+    doc["translated"] = [notes.get(r.variant.label, []) for r in results]
+    doc["releases"] = [_release(a) for a in analyses]
     with whatif.sink(opts, out) as stream:
         if opts.format == "json":
             jsonreport.write(doc, stream)
         else:
             render(doc, analyses, stream)
     return ExitCode.OK
+
+
+def side_command(command, python):
+    """``command`` run by interpreter ``python``: a Python command line gets that interpreter; a
+    console script (``sglang serve``) the script of the same name beside it."""
+    if not command:
+        return command
+    if is_python_name(command[0]) or os.path.basename(command[0]).startswith("python"):
+        return [python] + list(command[1:])
+    script = os.path.join(os.path.dirname(python), os.path.basename(command[0]))
+    if not os.path.exists(script):
+        raise FlagtraceError("%s is a console script and %s has none beside it; write the command as "
+                             "python -m MODULE ... to compare interpreters" % (command[0], python), ExitCode.USAGE)
+    return [script] + list(command[1:])
+
+
+def _release(analysis):
+    adapter = analysis.get("adapter") or {}
+    return "%s %s" % (adapter.get("name"), adapter.get("version")) if adapter.get("version") else None
 
 
 # -- terminal -----------------------------------------------------------------------------------
@@ -79,11 +136,19 @@ def render(doc, analyses, sink):
     for i, label in enumerate(sides):
         status = doc["statuses"][i]
         error = doc["errors"][i]
-        w("  side %d  %s  (%s%s)\n" % (i + 1, label, status, ": " + error if error else ""))
+        release = doc["releases"][i]
+        w("  side %d  %s%s  (%s%s)\n" % (i + 1, label, "  [%s]" % release if release else "",
+                                         status, ": " + error if error else ""))
+        for note in doc["translated"][i]:
+            w("          translated: %s\n" % note)
     diffs = doc["differences"]
     w("\n%d of %d fields differ\n" % (len(diffs), doc["fields_compared"]))
+    # a field one side lacks and the other leaves at its default: listed, not detailed
+    quiet = [d for d in diffs if d["cause"]["kind"] == "absent" and set(d["verdicts"]) <= {None, "default"}]
     for d in diffs:
-        w("\n%s\n" % d["field"])
+        if d in quiet:
+            continue
+        w("\n%s%s\n" % (d["field"], "  (named %s)" % " / ".join(d["names"]) if d.get("names") else ""))
         for i, label in enumerate(sides):
             decider = d["deciders"][i]
             where = ("  %s  %s:%s" % (decider["func"], short_path(decider["file"], analyses[i]), decider["line"])
@@ -92,5 +157,10 @@ def render(doc, analyses, sink):
         w("  cause: %s\n" % whatif.cut(d["cause"]["text"], 300))
         for read in d["cause"].get("reads", []):
             w("         %s = %s\n" % (read["field"], " vs ".join(read["values"])))
+    for i, label in enumerate(sides):
+        only = [d["field"] for d in quiet if d["values"][i] != "(no such field)" and
+                all(v == "(no such field)" for j, v in enumerate(d["values"]) if j != i)]
+        if only:
+            w("\nonly side %d has (at their defaults): %s\n" % (i + 1, whatif.cut(", ".join(only), 1200)))
 
 

@@ -38,8 +38,8 @@ def run_matrix(opts, command, out, err):
             variant = Variant(args, label="%s %s" % (gpu or "this machine", flags or "(as typed)"))
             variants.append(variant)
             rows.append((gpu, flags))
-        groups.append((gpu, variants))
-    resolved = whatif.resolve(plan, groups, opts.timeout, err, "cells")
+        groups.append((plan, gpu, variants))
+    resolved = whatif.resolve(groups, opts.timeout, err, "cells")
     analyses = [a for _, a in resolved]
     tables = [{f["field"]: f for f in a.get("fields", [])} for a in analyses]
     fields = _columns(opts.fields, tables)

@@ -14,7 +14,7 @@ from .analysis.explain import analyse
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import Target, parse_command
 from .launch.local import stderr_tail
-from .launch.variants import run_variants
+from .launch.variants import VariantSession
 
 
 def add_arguments(p, unit, formats):
@@ -36,6 +36,7 @@ class Plan:
     request: dict
     env: object  # the target's environment (None: this process's)
     preimport: tuple
+    adapter: object
 
 
 def plan(command, opts, example):
@@ -46,13 +47,14 @@ def plan(command, opts, example):
     target = parse_command(command)
     adapter = choose_adapter(target, opts)
     return Plan(target, adapter.request(target, opts), adapter.environment(target, opts),
-                tuple(getattr(adapter, "preimport", ())))
+                tuple(getattr(adapter, "preimport", ())), adapter)
 
 
-def resolve(plan, groups, timeout, err, noun):
-    """[(gpu or None, [Variant])] -> [(VariantResult, analysis)], in order. Groups (one import
-    each) run side by side, as many at once as there are cores."""
-    total = sum(len(v) for _, v in groups)
+def resolve(groups, timeout, err, noun, again=None):
+    """[(plan, gpu or None, [Variant])] -> [(VariantResult, analysis)], in order. Groups (one
+    import each) run side by side, as many at once as there are cores. ``again(plan, result,
+    analysis)`` may return a Variant to resolve instead, in the same import (a flag translated)."""
+    total = sum(len(v) for _, _, v in groups)
     done = [0] * len(groups)
 
     def progress(index, count):
@@ -61,20 +63,29 @@ def resolve(plan, groups, timeout, err, noun):
             err.write("\r  flagtrace: %d of %d %s resolved" % (sum(done), total, noun))
             err.flush()
 
-    def run(index, gpu, variants):
-        return run_variants(plan.target, gpu_request(plan, gpu), variants, timeout, env=plan.env,
-                            preimport=plan.preimport, on_progress=lambda count, _total: progress(index, count))
+    def run(index, plan, gpu, variants):
+        with VariantSession(plan.target, gpu_request(plan, gpu), timeout, env=plan.env, preimport=plan.preimport,
+                            expected=2 * len(variants)) as session:
+            out = []
+            for result in session.run(variants, lambda count, _total: progress(index, count)):
+                outcome = analysis(result)
+                redo = again(plan, result, outcome) if again else None
+                if redo is not None:
+                    [result] = session.run([redo])
+                    outcome = analysis(result)
+                out.append((result, outcome))
+            return out
 
-    for gpu, _ in groups:  # an unknown profile is a usage error before anything starts
+    for _, gpu, _ in groups:  # an unknown profile is a usage error before anything starts
         if gpu is not None:
             gpus.choose(gpu)
     workers = max(1, min(len(groups), os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run, i, gpu, variants) for i, (gpu, variants) in enumerate(groups)]
-        results = [r for f in futures for r in f.result()]
+        futures = [pool.submit(run, i, *group) for i, group in enumerate(groups)]
+        resolved = [pair for f in futures for pair in f.result()]
     if err.isatty():
         err.write("\r\033[K")
-    return [(r, analysis(r)) for r in results]
+    return resolved
 
 
 def gpu_request(plan, gpu):

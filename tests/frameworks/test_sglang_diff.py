@@ -70,3 +70,29 @@ def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():
     assert got.keys() == want.keys()
     assert {k: v for k, v in got.items() if v != want[k]} == {}
     assert got["page_size"][:2] == ("overridden", "1")
+
+
+def test_two_releases_translate_the_renamed_flag_and_pair_the_renamed_field():
+    # --mamba-scheduler-strategy is --mamba-radix-cache-strategy from 0.5.20: 0.5.23 refuses the old
+    # name, the side is resolved again with its own, and the field is compared under both names
+    from sglang_support import HEADLINE
+
+    old, new = "0.5.11", "0.5.23"
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "diff", "--gpu", "B200x7", "--python", python_for(old),
+                           "--python", python_for(new), "--format", "json", "--", "python", "-m",
+                           "sglang.launch_server", *HEADLINE, "--mamba-scheduler-strategy", "auto"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    assert doc["releases"] == ["sglang 0.5.11", "sglang 0.5.23"]
+    assert doc["translated"] == [[], ["--mamba-scheduler-strategy → --mamba-radix-cache-strategy (SGLang 0.5.23's name)"]]
+    assert doc["statuses"] == ["error", "resolved"]
+    assert doc["errors"][0].startswith("ValueError: Speculative decoding for Qwen3_5ForConditionalGeneration")
+    [d] = [d for d in doc["differences"] if d["field"] == "mamba_radix_cache_strategy"]
+    assert d["names"] == ["mamba_scheduler_strategy", "mamba_radix_cache_strategy"]
+    assert d["values"] == ["'no_buffer'", "'extra_buffer'"]
+    first, second = d["deciders"]
+    assert (first["func"], first["line"]) == ("ServerArgs._handle_missing_default_values", 1082)
+    assert second["func"] == "_mamba_radix_cache_resolution"
+    assert source_line("arg_groups/overrides.py", second["line"]) == 'declared["mamba_radix_cache_strategy"] = "extra_buffer"'
+    assert d["cause"]["kind"] == "code"

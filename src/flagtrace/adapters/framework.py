@@ -41,3 +41,12 @@ class FrameworkAdapter:
 
     def environment(self, target, opts):
         return None
+
+    def translate(self, args, version):
+        """``args`` for release ``version`` of the framework, options renamed between releases
+        spelled as that release spells them: (args, [note per translated option])."""
+        return list(args), []
+
+    def field_aliases(self):
+        """{old field name: its name in the newest release} for fields renamed between releases."""
+        return {}

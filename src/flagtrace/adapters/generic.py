@@ -24,3 +24,9 @@ class GenericAdapter:
 
     def environment(self, target, opts):
         return None
+
+    def translate(self, args, version):
+        return list(args), []
+
+    def field_aliases(self):
+        return {}

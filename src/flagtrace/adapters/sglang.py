@@ -22,6 +22,12 @@ class SGLangAdapter(FrameworkAdapter):
     def check(self, args):
         check_model_path(args)
 
+    def translate(self, args, version):
+        return translate_flags(args, version)
+
+    def field_aliases(self):
+        return field_aliases()
+
 
 def check_model_path(args):
     if "--config" in args or any(a.startswith("--config=") for a in args):
@@ -73,6 +79,76 @@ def rename_hints(flags, version):
         if hint:
             out[flag] = hint
     return out
+
+
+def _simple(replacement):
+    """A replacement that is one flag, without a value or alternatives ('--ep-size')."""
+    return replacement.startswith("--") and not any(c in replacement for c in " ={,}")
+
+
+def translate_flags(args, version):
+    """Options of another release spelled as SGLang ``version`` spells them: a renamed flag it
+    no longer has becomes its replacement (a switch may become ``--flag value``), a newer name
+    it does not have yet becomes the old one. Options this release has are left alone."""
+    from . import sglang_flags as history
+
+    known = history.flags()
+    if history.version_key(version) is None:
+        return list(args), []
+    out, notes = [], []
+    for i, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if not name.startswith("--") or (name in known and history.present(known[name], version) is not False):
+            out.append(word)
+            continue
+        takes_value = bool(eq) or (i + 1 < len(args) and not args[i + 1].startswith("-"))
+        new = _forward(name, version, takes_value) or _backward(name, version)
+        if new is None:
+            out.append(word)
+            continue
+        words = new.replace("=", " ").split()
+        out += [words[0] + eq + value] if eq else words
+        notes.append("%s → %s (SGLang %s's name)" % (name, new, version))
+    return out, notes
+
+
+def _forward(name, version, takes_value):
+    from . import sglang_flags as history
+
+    for old, new, _, _ in renames():
+        target = history.flags().get(history.base_flag(new))
+        if old != name or target is None or not history.present(target, version):
+            continue
+        if _simple(new) or not takes_value and "{" not in new and "," not in new:
+            return new
+    return None
+
+
+def _backward(name, version):
+    from . import sglang_flags as history
+
+    for old, new, _, _ in renames():
+        if new == name and _simple(new) and old in history.flags() and history.present(history.flags()[old], version):
+            return old
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def field_aliases():
+    """{old field: newest field} for flags renamed one to one (their dests are the field names)."""
+    simple = {old: new for old, new, _, _ in renames() if _simple(new)}
+    out = {}
+    for old in simple:
+        new, seen = simple[old], {old}
+        while new in simple and new not in seen:  # renamed again later
+            seen.add(new)
+            new = simple[new]
+        out[_dest(old)] = _dest(new)
+    return out
+
+
+def _dest(flag):
+    return flag.lstrip("-").replace("-", "_")
 
 
 def annotate(analysis):

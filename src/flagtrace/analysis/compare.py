@@ -5,22 +5,27 @@ first thing that went differently (a hardware answer, a value read, the command 
 SCHEMA = "flagtrace/diff@1"
 
 
-def compare(labels, analyses, environments=None, hardware=None):
+def compare(labels, analyses, environments=None, hardware=None, aliases=None):
     """The ``flagtrace/diff@1`` document for ``analyses`` (one per side, in ``labels``' order).
     ``environments``: per side, the value of each environment variable that differs between the
     sides' launches (None: unset), so that a variable read on one side is known on the others.
-    ``hardware``: per side, each hardware question the target asked and its first answer."""
-    tables = [{f["field"]: f for f in a.get("fields", [])} for a in analyses]
+    ``hardware``: per side, each hardware question the target asked and its first answer.
+    ``aliases``: {old field name: newer name} for fields renamed between the sides' releases."""
+    aliases = aliases or {}
+    tables = [{aliases.get(f["field"], f["field"]): f for f in a.get("fields", [])} for a in analyses]
     names = ordered_keys(tables)
     differences = []
     for name in names:
         reports = [t.get(name) for t in tables]
         finals = [_final(r) for r in reports]
         if len(set(finals)) > 1:
-            differences.append(_difference(name, reports, finals, tables, environments, hardware))
+            differences.append(_difference(name, reports, finals, tables, environments, hardware, aliases))
+            spelled = [r["field"] if r else None for r in reports]
+            if any(s not in (None, name) for s in spelled):
+                differences[-1]["names"] = spelled
     errors = [a.get("error") for a in analyses]
-    # the fields someone asked for and did not get first, then the rest in report order
-    differences.sort(key=lambda d: "overridden" not in d["verdicts"])
+    # the fields someone asked for and did not get first, fields one side lacks last
+    differences.sort(key=lambda d: ("overridden" not in d["verdicts"], d["cause"]["kind"] == "absent"))
     return {
         "schema": SCHEMA,
         "sides": list(labels),
@@ -43,21 +48,27 @@ def _decider(report):
     return {"func": c.get("func"), "file": c.get("file"), "line": c.get("line"), "src": c.get("src")}
 
 
-def _difference(name, reports, finals, tables, environments, hardware):
+def _difference(name, reports, finals, tables, environments, hardware, aliases=None):
     return {
         "field": name,
         "values": finals,
         "verdicts": [r.get("verdict") if r else None for r in reports],
         "deciders": [_decider(r) for r in reports],
-        "cause": cause(reports, tables, environments, hardware),
+        "cause": cause(reports, tables, environments, hardware, aliases),
     }
 
 
-def cause(reports, tables, environments=None, hardware=None):
-    """The first thing that went differently between the sides, looked for in this order: the
-    request (the command lines asked for different values), a hardware answer the deciding code
-    got, a value it read, an environment variable it read, a condition that held on one side only,
-    a value it started with and kept."""
+def cause(reports, tables, environments=None, hardware=None, aliases=None):
+    """The first thing that went differently between the sides, looked for in this order: a side
+    without the field, the request (the command lines asked for different values), a hardware
+    answer the deciding code got, a value it read, an environment variable it read, different
+    deciding code (other releases), a condition that held on one side only, a value it started
+    with and kept."""
+    missing = [i for i, r in enumerate(reports) if r is None]
+    if missing:
+        return {"kind": "absent", "sides": missing,
+                "text": "no such field on side %s (its release or config class does not have it)"
+                        % " and ".join(str(i + 1) for i in missing)}
     asked = [(r or {}).get("requested") for r in reports]
     initials = [r["initial"]["repr"] if r else None for r in reports]
     if any(asked) and len(set(initials)) > 1:
@@ -78,7 +89,7 @@ def cause(reports, tables, environments=None, hardware=None):
         return {"kind": "hardware", "query": query, "values": seen,
                 "also": [{"query": q, "values": v} for q, v in differing[:-1]],
                 "text": "; ".join("%s → %s" % (q, " vs ".join(v)) for q, v in reversed(differing))}
-    reads = [_reads(cs) for cs in changes]
+    reads = [_reads(cs, aliases) for cs in changes]
     for key in ordered_keys(reads):
         seen = [r.get(key) for r in reads]
         if all(s is not None for s in seen) and len(set(seen)) > 1:
@@ -88,12 +99,17 @@ def cause(reports, tables, environments=None, hardware=None):
         if len(values) == len(reports) and len(set(values)) > 1:
             return {"kind": "env", "env": key, "values": values,
                     "text": "$%s = %s" % (key, " vs ".join(values))}
+    deciders = [(c[-1].get("func"), c[-1].get("src")) if c else None for c in changes]
+    if all(deciders) and len(set(deciders)) > 1:
+        return {"kind": "code", "deciders": [{"func": f, "src": src} for f, src in deciders],
+                "text": "decided by different code: %s" % " vs ".join(
+                    "%s (%s)" % (f, " ".join(str(src).split())[:80]) for f, src in deciders)}
     # A change on some sides only: its condition held there and not on the others.
     for index, cs in enumerate(changes):
         if cs and not all(changes):
             last = cs[-1]
             conditions = [c.get("text") or c.get("test") for c in last.get("conditions", [])]
-            held = _side_reads(last, tables)
+            held = _side_reads(last, tables, aliases)
             return {"kind": "condition", "side": index, "conditions": conditions, "reads": held,
                     "text": "on side %d only: %s" % (index + 1, " and ".join(conditions) or
                                                      "%s (line %s)" % (last.get("func"), last.get("line")))}
@@ -112,11 +128,11 @@ def _answers(changes):
     return out
 
 
-def _reads(changes):
+def _reads(changes, aliases=None):
     out = {}
     for c in changes:
         for r in c.get("reads", []):
-            key = r.get("field") or ("$" + r["env"] if r.get("env") else None)
+            key = (aliases or {}).get(r.get("field"), r.get("field")) or ("$" + r["env"] if r.get("env") else None)
             value = r.get("value")
             if key:
                 out.setdefault(key, value.get("repr") if isinstance(value, dict) else _repr(value))
@@ -131,13 +147,14 @@ def _repr_env(value):
     return "unset" if value is None else repr(value)
 
 
-def _side_reads(change, tables):
+def _side_reads(change, tables, aliases=None):
     """Each field the condition read, with its final value on every side."""
     out = []
     for r in change.get("reads", []):
         name = r.get("field")
         if name:
-            out.append({"field": name, "values": [_final(t.get(name)) for t in tables]})
+            key = (aliases or {}).get(name, name)
+            out.append({"field": name, "values": [_final(t.get(key)) for t in tables]})
     return out
 
 
