@@ -432,3 +432,22 @@ def _comm(pid):
             return fh.read().strip()
     except OSError:
         return None
+
+
+# -- diff: a side through the transport ---------------------------------------------------------
+def test_diff_via_ssh_against_here(clean):
+    # the same program on both sides agrees field by field; a variable only this side's launch has
+    # is named as the cause of the one field it changes
+    env_config = os.path.join(EXAMPLES, "env_config.py")
+    argv = ["diff", "--format", "json", "--via", clean.via(), "--watch", "env_config:WorkerConfig", "--",
+            "python3", env_config, "--sparse"]
+    same = run_sub(argv, env={"APP_WORKERS": None})
+    assert same.rc == 0, same
+    assert same.doc["sides"] == ["via %s" % remote.describe(shlex.split(clean.via())), "here"]
+    assert same.doc["statuses"] == ["resolved", "resolved"] and same.doc["differences"] == []
+    apart = run_sub(argv, env={"APP_WORKERS": "4"})
+    assert apart.rc == 0, apart
+    [d] = apart.doc["differences"]
+    assert d["field"] == "workers" and d["values"] == ["1", "4"]
+    assert d["cause"] == {"kind": "env", "env": "APP_WORKERS", "values": ["unset", "'4'"],
+                          "text": "$APP_WORKERS = unset vs '4'"}

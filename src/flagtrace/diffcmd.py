@@ -6,6 +6,7 @@ Sides: ``--gpu A --gpu B`` (hardware), or the command as typed against the comma
 per (interpreter, GPU profile), one fork per side (launch/variants.py); each side is analysed as
 ``explain`` would, then compared (analysis/compare.py).
 """
+import concurrent.futures
 import os
 import shlex
 
@@ -13,7 +14,9 @@ from . import whatif
 from .analysis.compare import compare
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import is_python_name
-from .launch.variants import Variant
+from .launch import remote
+from .launch.variants import Variant, VariantResult
+from .adapters import choose_adapter
 from .report import jsonreport
 from .report.paths import short_path
 
@@ -24,6 +27,9 @@ def add_arguments(p):
     p.add_argument("--python", action="append", default=[], metavar="PATH",
                    help="a side per interpreter (a release or an environment; repeat): the command run by each; "
                         "options renamed between releases are translated")
+    p.add_argument("--via", metavar="PREFIX",
+                   help="side 1: the command on another host through this prefix (its real hardware); side 2: "
+                        "the same command here (with --gpu: simulated) - does the simulation agree?")
     p.add_argument("--set", action="append", default=[], metavar='"--FLAG [VALUE]"',
                    help="the other side: the command with this option set (replacing it if typed)")
     p.add_argument("--unset", action="append", default=[], metavar="--FLAG",
@@ -50,7 +56,7 @@ def join_values(head):
 def run_diff(opts, command, out, err):
     edits = whatif.edits(opts.set, opts.unset, opts.env)
     kinds = [k for k, given in (("several --gpu", len(opts.gpu) > 1), ("--python", opts.python),
-                                ("--set/--unset/--env", edits)) if given]
+                                ("--via", opts.via), ("--set/--unset/--env", edits)) if given]
     if len(kinds) > 1:
         raise FlagtraceError("compare one thing at a time: %s, not both" % " or ".join(kinds), ExitCode.USAGE)
     if not kinds or (opts.python and len(opts.python) < 2):
@@ -58,7 +64,16 @@ def run_diff(opts, command, out, err):
                              "the other side", ExitCode.USAGE)
     gpu = opts.gpu[0] if len(opts.gpu) == 1 else None
     notes = {}
-    if opts.python:
+    if opts.via:
+        remote_side = _via_side(command, opts)
+        plan = whatif.plan(command, opts, "diff --via 'ssh gpu-box' --gpu H100x8")
+        groups = [(plan, gpu, [Variant(list(plan.target.args), label="here" + (" (--gpu %s)" % gpu if gpu else ""))])]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            there = pool.submit(remote_side)
+            here = whatif.resolve(groups, opts.timeout, err, "sides")
+            resolved = [there.result()] + here
+        aliases = {}
+    elif opts.python:
         groups = []
         for python in opts.python:
             plan = whatif.plan(side_command(command, python), opts, "diff --python A --python B")
@@ -107,6 +122,26 @@ def run_diff(opts, command, out, err):
         else:
             render(doc, analyses, stream)
     return ExitCode.OK
+
+
+def _via_side(command, opts):
+    """A function resolving the command on the host behind ``--via`` (as explain --via does):
+    (VariantResult, analysis). Usage errors are raised here, before anything starts."""
+    prefix = remote.split_via(opts.via)
+    if not command:
+        raise FlagtraceError("nothing to run: put the launch command after --", ExitCode.USAGE)
+    target = remote.parse_remote_command(command)
+    adapter = choose_adapter(target, opts)
+    request = adapter.request(target, opts)  # opts.via is set: the model path is checked over there
+    label, via, timeout = "via %s" % remote.describe(prefix), opts.via, opts.timeout
+
+    def resolve():
+        result = remote.run_remote(target, request, timeout, via, stdin_fd=None)
+        side = VariantResult(Variant(list(target.args), label=label), "ran", result.returncode, result.seconds,
+                             result.trace, result.stdout + result.stderr)
+        return side, whatif.analysis(side)
+
+    return resolve
 
 
 def side_command(command, python):

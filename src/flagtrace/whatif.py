@@ -1,6 +1,7 @@
 """What diff and matrix share: the command's target and adapter, resolved once; a group of variants
 per GPU profile (one import of the framework each, a fork per variant: launch/variants.py), each
 analysed as ``explain`` would; and the edits that make a variant's command line."""
+import ast
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -119,10 +120,27 @@ def analysis(result):
 
 
 def environments(results, env):
-    """Per variant, the launch value of every variable some variant changed (None: unset)."""
+    """Per variant, the environment as the target saw it: each variable it read (the value at its
+    first read; None: unset), and the launch value of every variable some variant changed."""
     launch = os.environ if env is None else env
     keys = {k for r in results for k in r.variant.env}
-    return [{k: r.variant.env[k] if k in r.variant.env else launch.get(k) for k in keys} for r in results]
+    out = []
+    for r in results:
+        seen = {}
+        for event in (r.trace or {}).get("events", []):
+            if event.get("kind") == "envread" and event["key"] not in seen:
+                seen[event["key"]] = _unrepr(event.get("value"))
+        seen.update({k: r.variant.env[k] if k in r.variant.env else launch.get(k) for k in keys})
+        out.append(seen)
+    return out
+
+
+def _unrepr(text):
+    """A value the trace keeps as its repr ("'4'"), as the value itself."""
+    try:
+        return ast.literal_eval(text) if text is not None else None
+    except (ValueError, SyntaxError):
+        return text
 
 
 def hardware(trace):
