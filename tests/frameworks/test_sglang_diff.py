@@ -72,6 +72,42 @@ def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():
     assert got["page_size"][:2] == ("overridden", "1")
 
 
+def summary_of(doc):
+    return {f["field"]: (f["verdict"], f["final"]["repr"],
+                         [(c["func"], c["line"], sorted((h["query"], h["result"]) for h in c.get("hardware", [])))
+                          for c in f["changes"]]) for f in doc["fields"] if f["field"] != "random_seed"}
+
+
+def test_a_variant_of_another_gpu_forked_from_a_shared_import_reports_what_explain_reports_alone():
+    # H200 x8 forked from an import made under H100 x8 (nothing read at import differs); B200 x7 cannot
+    # share it (the GPU's compute capability was read at import) and says why
+    import argparse
+
+    from flagtrace import gpus
+    from flagtrace.adapters.sglang import SGLangAdapter
+    from flagtrace.analysis.explain import analyse
+    from flagtrace.launch.command import parse_command
+    from flagtrace.launch.variants import Variant, run_variants
+    from sglang_support import run_sglang
+
+    args = ["--model-path", QWEN36, "--trust-remote-code", "--page-size", "64"]
+    target = parse_command([python_for(VERSION), "-m", "sglang.launch_server", *args])
+    adapter = SGLangAdapter()
+    request = adapter.request(target, argparse.Namespace(watch=[], stop_at=[], via=None))
+    request.update(gpu=gpus.choose("H100x8"), setup=["sim.gpu"] + request["setup"])
+    first, h200, b200 = run_variants(target, request, [Variant(args), Variant(args, gpu=gpus.choose("H200x8")),
+                                                       Variant(args, gpu=gpus.choose("B200x7"))],
+                                     300, preimport=adapter.preimport)
+    assert (first.status, h200.status, b200.status) == ("ran", "ran", "unshared")
+    assert "was asked at import" in b200.why and "(9, 0) here, (10, 0) there" in b200.why
+    doc = analyse(h200.trace)
+    assert doc["simulation"]["gpu"] == "H200" and doc["simulation"]["count"] == 8
+    alone = run_sglang(VERSION, args, gpu="H200x8")
+    got, want = summary_of(doc), summary_of(alone.doc)
+    assert {k: v for k, v in got.items() if v != want.get(k)} == {}
+    assert got.keys() == want.keys()
+
+
 def test_two_releases_translate_the_renamed_flag_and_pair_the_renamed_field():
     # --mamba-scheduler-strategy is --mamba-radix-cache-strategy from 0.5.20: 0.5.23 refuses the old
     # name, the side is resolved again with its own, and the field is compared under both names

@@ -2,6 +2,7 @@
 (probe/variants.py) forks a child per variant, each traced exactly as ``flagtrace explain`` would
 trace that command alone. Leaves no process or file behind."""
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -9,6 +10,7 @@ import tempfile
 import threading
 import time
 
+from .. import __version__
 from ..exitcodes import FlagtraceError
 from .local import read_bytes, run_probe, stderr_tail
 
@@ -20,16 +22,18 @@ class Variant:
     args: list  # what the target sees as sys.argv[1:]
     env: dict = dataclasses.field(default_factory=dict)  # K -> value; None: removed
     label: str = ""
+    gpu: object = None  # a GPU profile other than the session's (probe/variants.py: if it can share)
 
 
 @dataclasses.dataclass
 class VariantResult:
     variant: Variant
-    status: str  # "ran" | "timeout"
+    status: str  # "ran" | "timeout" | "unshared" (another GPU this import cannot stand for)
     returncode: object  # int, or None after a timeout
     seconds: float
     trace: object  # the variant's trace (dict), or None where it wrote none
     output: bytes  # what it printed (stdout and stderr together)
+    why: str = None  # unshared: why this import could not stand for the variant's GPU
 
 
 def run_variants(target, request, variants, timeout_each, env=None, preimport=(), on_progress=None):
@@ -48,13 +52,14 @@ class VariantSession:
     results, and the next round may be chosen from them (``flagtrace fix``). Used as a context
     manager; leaving it ends the probe and removes its files."""
 
-    def __init__(self, target, request, timeout_each, env=None, preimport=(), expected=200):
+    def __init__(self, target, request, timeout_each, env=None, preimport=(), expected=200, parallel=1):
         self.target, self.env = target, env
         self.timeout_each = timeout_each
         self.tmp = tempfile.mkdtemp(prefix="flagtrace-variants-")
         self.progress_path = os.path.join(self.tmp, "progress")
         self.request = dict(request, variants=[], rounds_dir=self.tmp, variant_timeout=timeout_each,
-                            preimport=list(preimport), progress_path=self.progress_path)
+                            preimport=list(preimport), progress_path=self.progress_path,
+                            imports_cache=imports_cache(target, env), parallel=parallel)
         self.budget = SETUP_ALLOWANCE + timeout_each * expected
         self.count = 0  # variants sent so far
         self.rounds = 0
@@ -90,14 +95,18 @@ class VariantSession:
             json.dump(specs, fh)
         os.rename(partial, os.path.join(self.tmp, "round-%d.json" % self.rounds))
         lines = self._wait_for(self.count, first, len(variants), on_progress)
+        by_index = {line.get("index"): line for line in lines}
         return [VariantResult(v, s.get("status", "ran"), s.get("returncode"), s.get("seconds", 0.0),
-                              _load(spec["trace_path"]), read_bytes(spec["output_path"]))
-                for v, s, spec in zip(variants, lines[first:self.count], specs)]
+                              _load(spec["trace_path"]), read_bytes(spec["output_path"]), s.get("why"))
+                for v, s, spec in zip(variants, (by_index.get(first + i, {}) for i in range(len(variants))), specs)]
 
     def _spec(self, index, variant):
         path = os.path.join(self.tmp, str(index))
-        return {"args": list(variant.args), "env": dict(variant.env), "trace_path": path + ".json",
+        spec = {"args": list(variant.args), "env": dict(variant.env), "trace_path": path + ".json",
                 "output_path": path + ".out", "modules_path": path + ".modules"}
+        if variant.gpu is not None:
+            spec["gpu"] = variant.gpu
+        return spec
 
     def _wait_for(self, total, first, size, on_progress):
         reported = -1
@@ -127,6 +136,22 @@ class VariantSession:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return False
+
+
+def imports_cache(target, env):
+    """Where the variant runner remembers what resolving this command imported (None: nowhere).
+    Keyed by interpreter, what it runs and its module path; ``FLAGTRACE_CACHE_DIR`` (or
+    ``XDG_CACHE_HOME``) chooses the folder, ``FLAGTRACE_CACHE_DIR=`` turns it off."""
+    environ = os.environ if env is None else env
+    folder = os.environ.get("FLAGTRACE_CACHE_DIR")
+    if folder is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "flagtrace")
+    if not folder:
+        return None
+    key = json.dumps([os.path.realpath(target.interpreter), target.python_options, target.mode, target.target,
+                      environ.get("PYTHONPATH", ""), __version__])
+    return os.path.join(folder, "imports-%s.txt" % hashlib.sha1(key.encode()).hexdigest()[:16])
 
 
 def _load(path):

@@ -8,10 +8,19 @@ child). Each child runs in its own process group, is killed with everything it s
 variant's timeout, and what it printed goes to its own file.
 
 The request carries ``variants``: ``[{"args": [...], "env": {K: V or None}, "trace_path": P,
-"output_path": O, "modules_path": M}]``, ``variant_timeout`` (seconds) and ``preimport`` (modules the parent imports
-before forking; the adapter names them). The parent writes one summary at ``trace_path``:
-``{"variants": [{"status": ..., "returncode": ..., "seconds": ...}]}``, and a line per finished
-variant to ``progress_path`` if given.
+"output_path": O, "modules_path": M, "gpu": PROFILE (optional)}]``, ``variant_timeout`` (seconds)
+and ``preimport`` (modules the parent imports before forking; the adapter names them). The parent
+writes one summary at ``trace_path``: ``{"variants": [{"status": ..., "returncode": ...,
+"seconds": ...}]}``, and a line per finished variant (with its ``index``) to ``progress_path``.
+
+A variant with ``gpu`` runs under that simulated GPU instead of the request's, if nothing the
+simulation answered before the fork (at import) would differ there; else it is not run, its
+status is ``unshared`` with the reason, for the caller to run in a process of its own.
+
+With ``parallel`` > 1, that many children run at once (after the first, which runs alone so that
+the parent can learn its imports). With ``imports_cache`` (a file), the modules a first child
+imported lazily are remembered across runs and imported before the first fork of the next run of
+the same command.
 
 With ``rounds_dir``, more variants may follow once those are done (a caller that chooses the next
 variants from the last ones' traces, as ``flagtrace fix`` does): the parent waits for
@@ -37,23 +46,28 @@ def run_all(probe):
         except BaseException:  # noqa: BLE001 - each child meets the same failure and records it
             pass
     timeout = float(request.get("variant_timeout") or 600)
-    results = []
+    parallel = max(1, int(request.get("parallel") or 1))
+    cache = request.get("imports_cache")
+    results, conflicts = [], {}
     learned = False
     batch, number = request.get("variants") or [], 0
     while batch is not None:
         # What a resolution imports lazily, each later child would import again: the parent imports
-        # what the first child did. Not where a variant sets environment variables (a module may
+        # what the first child did (and, from the cache, what an earlier run's first child did,
+        # before the first fork). Not where a variant sets environment variables (a module may
         # read them at import).
-        learn = not learned and bool(batch) and not any(v.get("env") for v in batch)
-        for variant in batch:
-            result = _one(probe, variant, timeout)
-            _progress(request.get("progress_path"), len(results), result)
-            results.append(result)
-            if learn and not learned:
-                _import_all(_read_lines(variant.get("modules_path")))
-                learned = True
-        if batch:
-            learned = True
+        first = len(results)
+        results += [None] * len(batch)
+        todo = list(enumerate(batch, first))
+        if not learned and batch and not any(v.get("env") for v in batch):
+            _import_all(_read_lines(cache))
+            index, variant = todo.pop(0)
+            _run(probe, [(index, variant)], results, timeout, 1, conflicts)
+            names = _read_lines(variant.get("modules_path"))
+            _import_all(names)
+            _remember(cache, names)
+        learned = learned or bool(batch)
+        _run(probe, todo, results, timeout, parallel, conflicts)
         number += 1
         batch = _next_round(request.get("rounds_dir"), number)
     doc = {"schema": SUMMARY, "variants": results}
@@ -65,6 +79,74 @@ def run_all(probe):
         except Exception:  # noqa: BLE001
             pass
     probe._real_exit(0)  # os._exit itself would write the parent's own (empty) trace over the summary
+
+
+def _run(probe, todo, results, timeout, parallel, conflicts):
+    """Resolve ``todo`` ([(index, variant)]), up to ``parallel`` children at a time; each result
+    goes to ``results[index]`` and to the progress file as it finishes."""
+    path = probe.request.get("progress_path")
+    running = {}  # pid -> (index, started)
+    todo = list(todo)
+    while todo or running:
+        while todo and len(running) < parallel:
+            index, variant = todo.pop(0)
+            why = _cannot_share(probe, variant, conflicts)
+            if why:
+                _finish(path, results, index, {"status": "unshared", "why": why, "returncode": None, "seconds": 0.0})
+                continue
+            running[_fork(probe, variant)] = (index, time.monotonic())
+        for pid, (index, started) in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            seconds = round(time.monotonic() - started, 3)
+            if done:
+                _kill_group(pid)  # whatever the variant started and left running
+                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                result = {"status": "ran", "returncode": code, "seconds": seconds}
+            elif seconds > timeout:
+                _kill_group(pid)
+                os.waitpid(pid, 0)
+                result = {"status": "timeout", "returncode": None, "seconds": seconds}
+            else:
+                continue
+            del running[pid]
+            _finish(path, results, index, result)
+        if running:
+            time.sleep(0.01)
+
+
+def _finish(path, results, index, result):
+    results[index] = result
+    _progress(path, index, result)
+
+
+def _remember(path, names):
+    """Add ``names`` to the imports cache (best effort: a cache that cannot be written is skipped)."""
+    if not path or not names:
+        return
+    known = set(_read_lines(path))
+    if set(names) <= known:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = "%s.%d" % (path, os.getpid())
+        with open(partial, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(sorted(known | set(names))) + "\n")
+        os.replace(partial, path)
+    except OSError:
+        pass
+
+
+def _cannot_share(probe, variant, conflicts):
+    """Why this process cannot resolve a variant of another simulated GPU (None: it can): the
+    simulation answered something at import that would differ there."""
+    profile = variant.get("gpu")
+    simulation = getattr(probe, "simulation", None)
+    if not profile or simulation is None or profile == simulation.profile:
+        return None if profile is None or simulation is not None else "no simulation to switch"
+    key = json.dumps(profile, sort_keys=True)
+    if key not in conflicts:
+        conflicts[key] = simulation.conflict(profile)
+    return conflicts[key]
 
 
 def _next_round(folder, number, poll=0.02):
@@ -81,31 +163,13 @@ def _next_round(folder, number, poll=0.02):
         return json.load(fh)
 
 
-def _one(probe, variant, timeout):
-    started = time.monotonic()
+def _fork(probe, variant):
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:  # the child never returns from here
         _child(probe, variant)
-    deadline = started + timeout
-    status = None
-    while status is None:
-        done, code = os.waitpid(pid, os.WNOHANG)
-        if done:
-            status = code
-            break
-        if time.monotonic() > deadline:
-            _kill_group(pid)
-            os.waitpid(pid, 0)
-            return {"status": "timeout", "returncode": None, "seconds": round(time.monotonic() - started, 3)}
-        time.sleep(0.02)
-    _kill_group(pid)  # whatever the variant started and left running
-    if os.WIFSIGNALED(status):
-        returncode = -os.WTERMSIG(status)
-    else:
-        returncode = os.WEXITSTATUS(status)
-    return {"status": "ran", "returncode": returncode, "seconds": round(time.monotonic() - started, 3)}
+    return pid
 
 
 def _child(probe, variant):
@@ -124,6 +188,8 @@ def _child(probe, variant):
                 else:
                     os.environ[key] = value
         probe.trace.forget_env_reads(changes)
+        if variant.get("gpu"):  # another simulated GPU, checked by _cannot_share
+            probe.simulation.switch(variant["gpu"])
         probe.trace_path = variant["trace_path"]
         _note_imports(probe, set(sys.modules), variant.get("modules_path"))
         probe.request["args"] = list(variant["args"])

@@ -10,6 +10,7 @@ and 0.5.20 - 0.5.23 (a sealed msgspec record) resolve by declarations in ``resol
 Standard library only, Python >= 3.9.
 """
 import functools
+import inspect
 import importlib.util
 import os
 import sys
@@ -48,6 +49,12 @@ HARDWARE_HELPERS = (
     "get_device_name", "get_device", "is_no_spec_infer_or_topk_one", "is_sm100_or_sm110_supported",
     "is_gfx95_supported", "is_mnnvl_fabric_device",
 )
+# Hardware read at import by code that never reaches server-argument resolution: flashinfer's JIT
+# compilation context (the architectures to compile kernels for) and its KDA kernels (which
+# kernels load). A process imported under one simulated GPU may still resolve variants of another
+# (probe/variants.py); any other import-time read keeps them apart.
+PRIVATE_IMPORT_READS = (("flashinfer/compilation_context.py", "CompilationContext.__init__"),
+                        ("flashinfer/kda_kernels/__init__.py", "<module>"))
 # Where those predicates live, by release (0.4.10 - 0.5.1 keep the sm checks in layers/utils).
 HELPER_MODULES = ("sglang.srt.utils.common", "sglang.srt.utils", "sglang.srt.layers.utils")
 
@@ -96,6 +103,8 @@ def setup(probe):
         probe.add_stop_after(mech["stop_after"])
     for name in HELPER_MODULES:
         probe.imports.on_import(name, functools.partial(_wrap_helpers, probe))
+    if getattr(probe, "simulation", None) is not None:
+        probe.simulation.private_reads.update(PRIVATE_IMPORT_READS)
     sglang_compat.setup(probe)
     probe.imports.on_import("sglang.srt.environ", functools.partial(_wrap_envs, probe))
     if mech.get("declarations"):
@@ -133,6 +142,9 @@ def _wrap_helpers(probe, module):
                 probe.trace.hardware("%s()" % _name, result, sys._getframe(1))
             return result
 
+        simulation = getattr(probe, "simulation", None)
+        if simulation is not None:  # asked again under another GPU, its cache bypassed (sim/gpu.py)
+            simulation.answers["%s()" % name] = inspect.unwrap(func)
         functools.update_wrapper(helper, func)
         for attr in ("cache_clear", "cache_info", "cache_parameters"):
             if hasattr(func, attr):

@@ -52,6 +52,10 @@ class GpuSimulation:
         self.count = profile.get("count", 1)
         self.patched = []
         self.standins = StandIns(probe, profile)
+        self.answers = {}  # query as recorded -> the function that answers it from self.profile
+        self.silent = False  # asking again (conflict()): nothing recorded
+        # (file suffix, function) of import-time reads an adapter knows never reach resolution
+        self.private_reads = set()
 
     def describe(self):
         p = self.profile
@@ -78,8 +82,55 @@ class GpuSimulation:
                 "stand_ins": self.standins.used, "profile": {k: v for k, v in self.profile.items()
                                                              if k != "aliases"}}
 
+    def switch(self, profile):
+        """Answer from ``profile`` from now on (a forked variant of another GPU; same vendor)."""
+        self.profile = profile
+        self.count = profile.get("count", 1)
+        if os.environ.get("FLAGTRACE_SIM_GPU"):
+            with self.probe.quiet():
+                os.environ["FLAGTRACE_SIM_GPU"] = json.dumps(profile)
+        self.trace.simulation = self.summary()
+
+    def conflict(self, profile):
+        """Why a process that has already asked its questions under this profile cannot stand
+        for ``profile`` (None: nothing it kept would differ): a module that read the hardware at
+        import keeps what it read. An answer that differs is harmless where the function that
+        asked (a module-level function without arguments) returns the same under both."""
+        if profile.get("vendor") != self.profile.get("vendor"):
+            return "another vendor (%s)" % profile.get("vendor")
+        for event in [e for e in self.trace.events if e.get("kind") == "hw"]:
+            at = event.get("at") or {}
+            if any(str(at.get("file")).endswith(f) and at.get("func") == name for f, name in self.private_reads):
+                continue
+            fn = self.answers.get(event["query"])
+            if fn is not None and self._same(fn, profile):
+                continue
+            caller = _function_at(event.get("at") or {})
+            if caller is not None and self._same(caller, profile):
+                continue
+            here, there = (self._under(fn, p) for p in (self.profile, profile)) if fn else ("?", "?")
+            return "%s was asked at import, in %s (%s here, %s there)" % (
+                event["query"], (event.get("at") or {}).get("func"), here, there)
+        return None
+
+    def _same(self, fn, profile):
+        try:
+            return repr(self._under(fn, self.profile)) == repr(self._under(fn, profile))
+        except Exception:  # noqa: BLE001 - a function that cannot be asked again cannot be trusted
+            return False
+
+    def _under(self, fn, profile):
+        """``fn()`` as answered under ``profile``, recording nothing."""
+        saved = self.profile, self.count, self.silent
+        self.profile, self.count, self.silent = profile, profile.get("count", 1), True
+        try:
+            return fn()
+        finally:
+            self.profile, self.count, self.silent = saved
+
     def _record(self, query, result, depth=2):
-        self.trace.hardware(query, result, sys._getframe(depth))
+        if not self.silent:
+            self.trace.hardware(query, result, sys._getframe(depth))
         return result
 
     # -- nvidia-smi ----------------------------------------------------------------
@@ -138,10 +189,6 @@ class GpuSimulation:
     def _patch_torch(self, torch):
         p = self.profile
         sim = self
-        props = _Props(p)
-        capability = tuple(p["compute_capability"])
-        total = p["memory_mib"] * _MIB
-        free = p.get("free_mib", p["memory_mib"] - 512) * _MIB
         cuda = torch.cuda
 
         def fake(name, value_fn):
@@ -152,19 +199,21 @@ class GpuSimulation:
             query.__qualname__ = name
             query.__module__ = "torch.cuda"
             setattr(cuda, name, query)
+            sim.answers["torch.cuda.%s()" % name] = value_fn
             sim.patched.append("torch.cuda.%s" % name)
 
+        # Each answer is read from sim.profile when asked: a forked variant may switch it.
         fake("is_available", lambda *a, **k: True)
-        fake("device_count", lambda *a, **k: self.count)
-        fake("get_device_capability", lambda *a, **k: capability)
-        fake("get_device_name", lambda *a, **k: p["device_name"])
-        fake("get_device_properties", lambda *a, **k: props)
-        fake("mem_get_info", lambda *a, **k: (free, total))
+        fake("device_count", lambda *a, **k: sim.count)
+        fake("get_device_capability", lambda *a, **k: sim.capability())
+        fake("get_device_name", lambda *a, **k: sim.profile["device_name"])
+        fake("get_device_properties", lambda *a, **k: sim.properties())
+        fake("mem_get_info", lambda *a, **k: sim.memory())
         fake("current_device", lambda *a, **k: 0)
-        fake("is_bf16_supported", lambda *a, **k: capability >= (8, 0))
-        fake("get_arch_list", lambda *a, **k: ["sm_%d%d" % capability])
+        fake("is_bf16_supported", lambda *a, **k: sim.capability() >= (8, 0))
+        fake("get_arch_list", lambda *a, **k: ["sm_%d%d" % sim.capability()])
         if hasattr(cuda, "_device_count_nvml"):  # what device-count helpers that avoid a CUDA context ask
-            fake("_device_count_nvml", lambda *a, **k: self.count)
+            fake("_device_count_nvml", lambda *a, **k: sim.count)
         for name in ("set_device", "synchronize", "empty_cache", "init", "_lazy_init"):
             if hasattr(cuda, name):
                 fake(name, lambda *a, **k: None)
@@ -179,16 +228,28 @@ class GpuSimulation:
             self.patched.append("torch.version.cuda = %s (CPU build of torch)" % torch.version.cuda)
         self.trace.simulation = self.summary()
 
+    def capability(self):
+        return tuple(self.profile["compute_capability"])
+
+    def properties(self):
+        if getattr(self, "_props_for", None) is not self.profile:
+            self._props, self._props_for = _Props(self.profile), self.profile
+        return self._props
+
+    def memory(self):
+        total = self.profile["memory_mib"] * _MIB
+        return self.profile.get("free_mib", self.profile["memory_mib"] - 512) * _MIB, total
+
     # -- host memory -----------------------------------------------------------------
     def _patch_host_memory(self, psutil):
         """The GPU box's RAM, not this machine's: frameworks size CPU swap and offload buffers
         from it. ``host_memory_mib`` in the profile; by default what a server with these GPUs has
         (256 GiB per GPU, at least 512 GiB)."""
-        total = self.profile.get("host_memory_mib", max(512 * 1024, 256 * 1024 * self.count)) * _MIB
         orig = psutil.virtual_memory
         sim = self
 
         def virtual_memory():
+            total = sim.host_memory()
             real = orig()
             used = min(real.used, total)
             value = real._replace(total=total, available=total - used, free=total - used, used=used,
@@ -198,17 +259,20 @@ class GpuSimulation:
 
         virtual_memory.__wrapped__ = orig
         psutil.virtual_memory = virtual_memory
-        self.patched.append("psutil.virtual_memory (host RAM %d GiB)" % (total // 1024 ** 3))
+        self.answers["psutil.virtual_memory().total"] = lambda: "%d MiB" % (self.host_memory() // _MIB)
+        self.patched.append("psutil.virtual_memory (host RAM %d GiB)" % (self.host_memory() // 1024 ** 3))
+
+    def host_memory(self):
+        return self.profile.get("host_memory_mib", max(512 * 1024, 256 * 1024 * self.count)) * _MIB
 
     # -- pynvml --------------------------------------------------------------------
     def _patch_pynvml(self, pynvml):
-        p = self.profile
         sim = self
 
         class _Mem:
-            total = p["memory_mib"] * _MIB
-            free = p.get("free_mib", p["memory_mib"] - 512) * _MIB
-            used = total - free
+            def __init__(self):
+                self.free, self.total = sim.memory()
+                self.used = self.total - self.free
 
             def __repr__(self):
                 return "nvmlMemory(total=%d MiB, free=%d MiB, used=%d MiB)" % (
@@ -216,14 +280,14 @@ class GpuSimulation:
 
         answers = {
             "nvmlInit": lambda *a: None, "nvmlInitWithFlags": lambda *a: None, "nvmlShutdown": lambda *a: None,
-            "nvmlDeviceGetCount": lambda *a: self.count,
-            "nvmlDeviceGetHandleByIndex": lambda i: i,
-            "nvmlDeviceGetName": lambda h: p["device_name"],
-            "nvmlDeviceGetMemoryInfo": lambda h: _Mem(),
-            "nvmlSystemGetDriverVersion": lambda *a: p["driver_version"],
-            "nvmlDeviceGetCudaComputeCapability": lambda h: tuple(p["compute_capability"]),
+            "nvmlDeviceGetCount": lambda *a: sim.count,
+            "nvmlDeviceGetHandleByIndex": lambda i=0: i,
+            "nvmlDeviceGetName": lambda h=0: sim.profile["device_name"],
+            "nvmlDeviceGetMemoryInfo": lambda h=0: _Mem(),
+            "nvmlSystemGetDriverVersion": lambda *a: sim.profile["driver_version"],
+            "nvmlDeviceGetCudaComputeCapability": lambda h=0: sim.capability(),
             "nvmlDeviceGetP2PStatus": lambda *a: 0,
-            "nvmlDeviceGetUUID": lambda h: "GPU-00000000-0000-0000-0000-%012d" % h,
+            "nvmlDeviceGetUUID": lambda h=0: "GPU-00000000-0000-0000-0000-%012d" % h,
             "nvmlDeviceGetNvLinkState": lambda *a: 1,
         }
         # Session plumbing answers nothing about the hardware: simulated, not reported.
@@ -235,7 +299,28 @@ class GpuSimulation:
                 return sim._record("pynvml.%s()" % _name, _fn(*args))
 
             setattr(pynvml, name, query)
+            self.answers["pynvml.%s()" % name] = fn
         self.patched.append("pynvml (%d functions)" % len(answers))
+
+
+def _function_at(at):
+    """The module-level function without arguments that ran at ``at`` (its lru cache, if any,
+    bypassed), or None."""
+    import inspect
+
+    path, name = at.get("file"), at.get("func") or ""
+    if not path or not name.isidentifier():
+        return None
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == path:
+            fn = inspect.unwrap(getattr(module, name, None) or (lambda: None))
+            try:
+                required = [p for p in inspect.signature(fn).parameters.values()
+                            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            except (TypeError, ValueError):
+                return None
+            return fn if inspect.isfunction(fn) and not required and fn.__name__ == name else None
+    return None
 
 
 def setup(probe):
