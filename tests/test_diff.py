@@ -91,6 +91,18 @@ def test_two_interpreters_are_two_sides(no_leftovers):
     assert doc["translated"] == [[], []] and doc["releases"] == [None, None]
 
 
+def test_a_variant_the_importing_process_cannot_fork_runs_in_a_process_of_its_own(no_leftovers):
+    # the first side's resolution imports a module that starts a thread; once the runner's parent
+    # has imported it as well, the other side is resolved by a process of its own, and says so
+    run = run_sub(["diff", "--format", "json", "--set", "--workers 3", "--watch", "thread_config:ThreadConfig",
+                   "--", PY, example("thread_config.py"), "--workers", "2"],
+                  env={"PYTHONPATH": example(""), "FLAGTRACE_CACHE_DIR": ""})
+    assert run.rc == 0, run
+    doc = json.loads(run.out)
+    assert doc["alone"] == [None, "the importing process runs other threads (ticker)"]
+    assert {d["field"]: d["values"] for d in doc["differences"]} == {"scaled": ["4", "6"], "workers": ["2", "3"]}
+
+
 def test_matrix_table_of_flag_sets(no_leftovers):
     run = run_sub(["matrix", "--flags", "", "--flags", "--workers 4", "--flags", "--safe", "--format", "json",
                    "--watch", WATCH, "--", PY, example(SCRIPT), "--sparse", "--workers", "2"], env=UNSET)

@@ -115,6 +115,7 @@ def run_diff(opts, command, out, err):
                   [whatif.hardware(r.trace) for r in results], aliases)
     doc["command"] = list(command)
     doc["translated"] = [notes.get(r.variant.label, []) for r in results]
+    doc["alone"] = [r.why if r.status == "alone" else None for r in results]
     doc["releases"] = [_release(a) for a in analyses]
     with whatif.sink(opts, out) as stream:
         if opts.format == "json":
@@ -176,6 +177,8 @@ def render(doc, analyses, sink):
                                          status, ": " + error if error else ""))
         for note in doc["translated"][i]:
             w("          translated: %s\n" % note)
+        if doc["alone"][i]:
+            w("          resolved in a process of its own: %s\n" % doc["alone"][i])
     diffs = doc["differences"]
     w("\n%d of %d fields differ\n" % (len(diffs), doc["fields_compared"]))
     # a field one side lacks and the other leaves at its default: listed, not detailed

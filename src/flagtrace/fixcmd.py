@@ -8,6 +8,7 @@ the singles that got furthest (variants in rounds: launch/variants.py). Only ver
 reported, ranked by how many changes, then how many other fields move.
 """
 import difflib
+import os
 import shlex
 
 from . import whatif
@@ -36,7 +37,7 @@ class _Rounds:
 
     def __init__(self, session, err):
         self.session, self.err = session, err
-        self.tried = 0
+        self.alone = None  # why candidates had to be resolved in processes of their own
 
     def resolve(self, variants, what):
         def progress(done, total):
@@ -62,7 +63,7 @@ def find(plan, gpu, wants, timeout, limit, err):
     """The fix document (``flagtrace/fix@1``) for ``plan``'s command."""
     args = list(plan.target.args)
     with VariantSession(plan.target, whatif.gpu_request(plan, gpu), timeout, env=plan.env,
-                        preimport=plan.preimport) as session:
+                        preimport=plan.preimport, parallel=os.cpu_count() or 1) as session:
         rounds = _Rounds(session, err)
         # twice: a field that differs between two resolutions of the same command (a random seed)
         # is no side effect of any change
@@ -87,7 +88,9 @@ def find(plan, gpu, wants, timeout, limit, err):
                           for c, a, _ in tried.values() if c in best}
                 more += fixes.pairs(best, follow)
             _try(rounds, plan, args, [c for c in fixes.unique(more) if c.changes not in tried][:limit], tried)
-    return _document(plan, gpu, original, problems, tried, unstable)
+    doc = _document(plan, gpu, original, problems, tried, unstable)
+    doc["alone"] = rounds.alone
+    return doc
 
 
 def _try(rounds, plan, args, candidates, tried):
@@ -97,8 +100,10 @@ def _try(rounds, plan, args, candidates, tried):
     for c in candidates:
         new_args, env, label = whatif.apply(args, [ch.edit() for ch in c.changes])
         variants.append(Variant(new_args, env, label=label))
-    for c, (_, analysis, failure) in zip(candidates, rounds.resolve(variants, "%d candidate changes" % len(variants))):
+    for c, (result, analysis, failure) in zip(candidates, rounds.resolve(variants, "%d candidate changes" % len(variants))):
         tried[c.changes] = (c, analysis, failure)
+        if result.status == "alone":
+            rounds.alone = result.why
 
 
 def _follow_ups(problem, analysis, actions, args, single):
@@ -210,6 +215,8 @@ def render(doc, sink):
             w("    no verified fix among %d candidates; the deciding code read: %s\n"
               % (doc["candidates_tried"], ", ".join(p["read"]) or "nothing flagtrace could change"))
     w("  %d candidate changes tried, %d verified\n" % (doc["candidates_tried"], doc["verified"]))
+    if doc.get("alone"):
+        w("  (candidates resolved in processes of their own: %s)\n" % doc["alone"])
     for failure in doc["failures"]:
         w("  could not judge: %s\n" % whatif.cut(failure["why"], 200))
     if doc["verified"] > len(doc["fixes"]):

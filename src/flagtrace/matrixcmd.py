@@ -45,9 +45,9 @@ def run_matrix(opts, command, out, err):
     fields = _columns(opts.fields, tables)
     doc = {"schema": SCHEMA, "command": list(command), "fields": fields, "cells": [
         {"gpu": gpu, "flags": flags, "status": a.get("status"),
-         "error": error_line(a.get("error")),
+         "error": error_line(a.get("error")), "alone": r.why if r.status == "alone" else None,
          "values": {name: _cell(t.get(name)) for name in fields}}
-        for (gpu, flags), a, t in zip(rows, analyses, tables)]}
+        for (gpu, flags), (r, a), t in zip(rows, resolved, tables)]}
     with whatif.sink(opts, out) as stream:
         if opts.format == "json":
             jsonreport.write(doc, stream)
@@ -107,6 +107,9 @@ def render(doc, stream):
         stream.write("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
     if not fields:
         stream.write("\nno field differs between the cells\n")
+    alone = [c for c in doc["cells"] if c.get("alone")]
+    if alone:
+        stream.write("\n%d cells were resolved in processes of their own: %s\n" % (len(alone), alone[0]["alone"]))
     if any((v or {}).get("verdict") == "overridden" for c in doc["cells"] for v in c["values"].values()):
         stream.write("\n* overridden: the command line asked for another value\n")
 

@@ -28,12 +28,13 @@ class Variant:
 @dataclasses.dataclass
 class VariantResult:
     variant: Variant
-    status: str  # "ran" | "timeout" | "unshared" (another GPU this import cannot stand for)
+    status: str  # "ran" | "timeout" | "unshared" (another GPU this import cannot stand for) |
+    # "alone" (the importing process could not be forked faithfully: a process of its own, see why)
     returncode: object  # int, or None after a timeout
     seconds: float
     trace: object  # the variant's trace (dict), or None where it wrote none
     output: bytes  # what it printed (stdout and stderr together)
-    why: str = None  # unshared: why this import could not stand for the variant's GPU
+    why: str = None  # unshared / alone: why this import could not stand for the variant
 
 
 def run_variants(target, request, variants, timeout_each, env=None, preimport=(), on_progress=None):
@@ -96,9 +97,35 @@ class VariantSession:
         os.rename(partial, os.path.join(self.tmp, "round-%d.json" % self.rounds))
         lines = self._wait_for(self.count, first, len(variants), on_progress)
         by_index = {line.get("index"): line for line in lines}
-        return [VariantResult(v, s.get("status", "ran"), s.get("returncode"), s.get("seconds", 0.0),
-                              _load(spec["trace_path"]), read_bytes(spec["output_path"]), s.get("why"))
-                for v, s, spec in zip(variants, (by_index.get(first + i, {}) for i in range(len(variants))), specs)]
+        results = [VariantResult(v, s.get("status", "ran"), s.get("returncode"), s.get("seconds", 0.0),
+                                 _load(spec["trace_path"]), read_bytes(spec["output_path"]), s.get("why"))
+                   for v, s, spec in zip(variants, (by_index.get(first + i, {}) for i in range(len(variants))), specs)]
+        return [self._alone(r) if r.status == "unforkable" else r for r in results]
+
+    def _alone(self, result):
+        """A variant the importing process could not fork faithfully: a process of its own, as
+        ``explain`` runs it (``why`` says why; the report notes it)."""
+        variant = result.variant
+        env = dict(os.environ if self.env is None else self.env)
+        for key, value in variant.env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        request = {k: v for k, v in self.request.items()
+                   if k not in ("variants", "rounds_dir", "variant_timeout", "preimport", "progress_path",
+                                "imports_cache", "parallel")}
+        if variant.gpu is not None:
+            request["gpu"] = variant.gpu
+        target = dataclasses.replace(self.target, args=list(variant.args),
+                                     command=list(self.target.command[:len(self.target.command) - len(self.target.args)])
+                                     + list(variant.args))
+        try:
+            run = run_probe(target, request, self.timeout_each, env=env)
+        except FlagtraceError as exc:
+            return dataclasses.replace(result, status="alone", trace=None, output=exc.message.encode())
+        return VariantResult(variant, "alone", run.returncode, round(run.seconds, 3), run.trace,
+                             run.stdout + run.stderr, result.why)
 
     def _spec(self, index, variant):
         path = os.path.join(self.tmp, str(index))

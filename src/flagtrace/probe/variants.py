@@ -13,6 +13,10 @@ and ``preimport`` (modules the parent imports before forking; the adapter names 
 writes one summary at ``trace_path``: ``{"variants": [{"status": ..., "returncode": ...,
 "seconds": ...}]}``, and a line per finished variant (with its ``index``) to ``progress_path``.
 
+Where forking would not give a faithful copy of the parent (no fork, another thread running, a
+CUDA context made at import), a variant is not run: its status is ``unforkable`` with the reason,
+for the caller to run in a process of its own.
+
 A variant with ``gpu`` runs under that simulated GPU instead of the request's, if nothing the
 simulation answered before the fork (at import) would differ there; else it is not run, its
 status is ``unshared`` with the reason, for the caller to run in a process of its own.
@@ -33,6 +37,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 
 SUMMARY = "flagtrace/variants@1"
@@ -90,6 +95,10 @@ def _run(probe, todo, results, timeout, parallel, conflicts):
     while todo or running:
         while todo and len(running) < parallel:
             index, variant = todo.pop(0)
+            unsafe = _cannot_fork()
+            if unsafe:
+                _finish(path, results, index, {"status": "unforkable", "why": unsafe, "returncode": None, "seconds": 0.0})
+                continue
             why = _cannot_share(probe, variant, conflicts)
             if why:
                 _finish(path, results, index, {"status": "unshared", "why": why, "returncode": None, "seconds": 0.0})
@@ -134,6 +143,24 @@ def _remember(path, names):
         os.replace(partial, path)
     except OSError:
         pass
+
+
+def _cannot_fork():
+    """Why forking this process would not give a faithful copy (None: it would): no fork on this
+    platform, another thread running (a lock it holds stays held in the child), or a CUDA context
+    already made (a real GPU: the child cannot use it)."""
+    if not hasattr(os, "fork"):
+        return "this platform has no fork()"
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+    if others:
+        return "the importing process runs other threads (%s)" % ", ".join(sorted(others)[:3])
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return "the import made a CUDA context"
+    except Exception:  # noqa: BLE001 - a stand-in or partial torch: nothing initialised
+        pass
+    return None
 
 
 def _cannot_share(probe, variant, conflicts):
