@@ -64,13 +64,14 @@ def run_diff(opts, command, out, err):
                              "the other side", ExitCode.USAGE)
     gpu = opts.gpu[0] if len(opts.gpu) == 1 else None
     notes = {}
+    local = 1 if opts.via else 0  # the first side resolved here (whatif.plan clears opts.via)
     if opts.via:
         remote_side = _via_side(command, opts)
         plan = whatif.plan(command, opts, "diff --via 'ssh gpu-box' --gpu H100x8")
         groups = [(plan, gpu, [Variant(list(plan.target.args), label="here" + (" (--gpu %s)" % gpu if gpu else ""))])]
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             there = pool.submit(remote_side)
-            here = whatif.resolve(groups, opts.timeout, err, "sides")
+            here = whatif.resolve(_with_twin(groups), opts.timeout, err, "sides")
             resolved = [there.result()] + here
         aliases = {}
     elif opts.python:
@@ -96,7 +97,7 @@ def run_diff(opts, command, out, err):
             notes[result.variant.label] = translated
             return Variant(args, label=result.variant.label)
 
-        resolved = whatif.resolve(groups, opts.timeout, err, "sides", again)
+        resolved = whatif.resolve(_with_twin(groups), opts.timeout, err, "sides", again)
         aliases = groups[0][0].adapter.field_aliases()
     else:
         plan = whatif.plan(command, opts, "diff --gpu H100x8 --gpu B200x7")
@@ -106,13 +107,15 @@ def run_diff(opts, command, out, err):
         else:
             other, changes, label = whatif.apply(args, edits)
             groups = [(plan, gpu, [Variant(args, label="as typed"), Variant(other, changes, label=label)])]
-        resolved = whatif.resolve(groups, opts.timeout, err, "sides")
+        resolved = whatif.resolve(_with_twin(groups), opts.timeout, err, "sides")
         aliases = {}
+    (_, twin), resolved = resolved[-1], resolved[:-1]
     results = [r for r, _ in resolved]
     analyses = [a for _, a in resolved]
     envs = whatif.environments(results, groups[0][0].env)
+    unstable = set(random_fields(analyses[local], twin))
     doc = compare([r.variant.label for r in results], analyses, envs,
-                  [whatif.hardware(r.trace) for r in results], aliases)
+                  [whatif.hardware(r.trace) for r in results], aliases, unstable)
     doc["command"] = list(command)
     doc["translated"] = [notes.get(r.variant.label, []) for r in results]
     doc["alone"] = [r.why if r.status == "alone" else None for r in results]
@@ -123,6 +126,22 @@ def run_diff(opts, command, out, err):
         else:
             render(doc, analyses, stream)
     return ExitCode.OK
+
+
+def _with_twin(groups):
+    """``groups`` and, last, the first side once more: a field that differs between two
+    resolutions of the same command is random (a seed, an id), not a difference between sides."""
+    plan, gpu, variants = groups[0]
+    first = variants[0]
+    return list(groups) + [(plan, gpu, [Variant(first.args, first.env, label=first.label + " (again)")])]
+
+
+def random_fields(analysis, again):
+    """The fields whose final values differ between two resolutions of the same command."""
+    if analysis is None or again is None:
+        return []
+    finals = {f["field"]: f["final"]["repr"] for f in analysis.get("fields", [])}
+    return [f["field"] for f in again.get("fields", []) if f["field"] in finals and finals[f["field"]] != f["final"]["repr"]]
 
 
 def _via_side(command, opts):
@@ -181,8 +200,10 @@ def render(doc, analyses, sink):
             w("          resolved in a process of its own: %s\n" % doc["alone"][i])
     diffs = doc["differences"]
     w("\n%d of %d fields differ\n" % (len(diffs), doc["fields_compared"]))
-    # a field one side lacks and the other leaves at its default: listed, not detailed
+    # a field one side lacks and the other leaves at its default, a random one: listed, not detailed
     quiet = [d for d in diffs if d["cause"]["kind"] == "absent" and set(d["verdicts"]) <= {None, "default"}]
+    random = [d for d in diffs if d["cause"]["kind"] == "random"]
+    quiet += random
     for d in diffs:
         if d in quiet:
             continue
@@ -195,8 +216,11 @@ def render(doc, analyses, sink):
         w("  cause: %s\n" % whatif.cut(d["cause"]["text"], 300))
         for read in d["cause"].get("reads", []):
             w("         %s = %s\n" % (read["field"], " vs ".join(read["values"])))
+    if random:
+        w("\nrandom (they differ between two resolutions of the same command): %s\n"
+          % ", ".join(d["field"] for d in random))
     for i, label in enumerate(sides):
-        only = [d["field"] for d in quiet if d["values"][i] != "(no such field)" and
+        only = [d["field"] for d in quiet if d not in random and d["values"][i] != "(no such field)" and
                 all(v == "(no such field)" for j, v in enumerate(d["values"]) if j != i)]
         if only:
             w("\nonly side %d has (at their defaults): %s\n" % (i + 1, whatif.cut(", ".join(only), 1200)))

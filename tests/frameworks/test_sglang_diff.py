@@ -39,6 +39,9 @@ def test_page_size_64_on_h100_and_1_on_b200_names_the_sm100_answer():
     assert first["cause"]["query"] == "is_sm100_supported()" and first["cause"]["values"] == ["False", "True"]
     fields = {d["field"]: d for d in doc["differences"]}
     assert fields["attention_backend"]["values"] == ["'fa3'", "'triton'"]
+    # a random seed differs between any two resolutions: named as such, listed last
+    assert fields["random_seed"]["cause"]["kind"] == "random"
+    assert doc["differences"][-1]["cause"]["kind"] in ("random", "absent")
 
 
 def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():

@@ -5,12 +5,13 @@ first thing that went differently (a hardware answer, a value read, the command 
 SCHEMA = "flagtrace/diff@1"
 
 
-def compare(labels, analyses, environments=None, hardware=None, aliases=None):
+def compare(labels, analyses, environments=None, hardware=None, aliases=None, unstable=()):
     """The ``flagtrace/diff@1`` document for ``analyses`` (one per side, in ``labels``' order).
     ``environments``: per side, the value of each environment variable that differs between the
     sides' launches (None: unset), so that a variable read on one side is known on the others.
     ``hardware``: per side, each hardware question the target asked and its first answer.
-    ``aliases``: {old field name: newer name} for fields renamed between the sides' releases."""
+    ``aliases``: {old field name: newer name} for fields renamed between the sides' releases.
+    ``unstable``: fields that differ between two resolutions of the same command (random)."""
     aliases = aliases or {}
     tables = [{aliases.get(f["field"], f["field"]): f for f in a.get("fields", [])} for a in analyses]
     names = ordered_keys(tables)
@@ -20,12 +21,15 @@ def compare(labels, analyses, environments=None, hardware=None, aliases=None):
         finals = [_final(r) for r in reports]
         if len(set(finals)) > 1:
             differences.append(_difference(name, reports, finals, tables, environments, hardware, aliases))
+            if name in unstable:
+                differences[-1]["cause"] = {"kind": "random", "text": "it differs between two resolutions of "
+                                                                      "the same command (random)"}
             spelled = [r["field"] if r else None for r in reports]
             if any(s not in (None, name) for s in spelled):
                 differences[-1]["names"] = spelled
     errors = [a.get("error") for a in analyses]
     # the fields someone asked for and did not get first, fields one side lacks last
-    differences.sort(key=lambda d: ("overridden" not in d["verdicts"], d["cause"]["kind"] == "absent"))
+    differences.sort(key=lambda d: ("overridden" not in d["verdicts"], d["cause"]["kind"] in ("absent", "random")))
     return {
         "schema": SCHEMA,
         "sides": list(labels),
