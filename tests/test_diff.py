@@ -114,8 +114,21 @@ def test_matrix_table_of_flag_sets(no_leftovers):
         ("--safe", {"value": "1", "verdict": "overridden"})]
     run = run_sub(["matrix", "--flags", "", "--flags", "--workers 4", "--fields", "workers,dense", "--format", "csv",
                    "--watch", WATCH, "--", PY, example(SCRIPT), "--sparse", "--workers", "2"], env=UNSET)
-    assert run.out.splitlines() == ["gpu,flags,status,workers,dense", ",,resolved,2,False",
-                                    ",--workers 4,resolved,4,False"]
+    assert run.out.splitlines() == ["python,gpu,flags,status,workers,dense", ",,,resolved,2,False",
+                                    ",,--workers 4,resolved,4,False"]
+
+
+def test_matrix_rows_per_interpreter(no_leftovers):
+    import sys
+
+    other = sys.base_prefix + "/bin/python3"
+    run = run_sub(["matrix", "--python", PY, "--python", other, "--flags", "", "--flags", "--workers 4",
+                   "--fields", "workers", "--format", "json", "--watch", WATCH, "--", "python", example(SCRIPT),
+                   "--sparse", "--workers", "2"], env=UNSET)
+    assert run.rc == 0, run
+    doc = json.loads(run.out)
+    assert [(c["python"], c["flags"], c["values"]["workers"]["value"]) for c in doc["cells"]] == [
+        (PY, "", "2"), (PY, "--workers 4", "4"), (other, "", "2"), (other, "--workers 4", "4")]
 
 
 def test_matrix_unknown_field_names_the_closest(no_leftovers):

@@ -97,6 +97,7 @@ def test_no_verified_fix_names_what_the_deciding_code_read(no_leftovers):
     run, _ = fix(["--speculative-algorithm", "eagle", "--max-batch", "32"], fmt="terminal",
                  extra=["--want", "draft_tokens=8"])
     assert "no verified fix among" in run.out and "the deciding code read: speculative, draft_tokens" in run.out
+    assert "draft_tokens has no option of its own" in run.out
 
 
 def test_want_naming_no_field_is_a_usage_error(no_leftovers):

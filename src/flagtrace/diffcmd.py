@@ -13,7 +13,6 @@ import shlex
 from . import whatif
 from .analysis.compare import compare
 from .exitcodes import ExitCode, FlagtraceError
-from .launch.command import is_python_name
 from .launch import remote
 from .launch.variants import Variant, VariantResult
 from .adapters import choose_adapter
@@ -77,27 +76,11 @@ def run_diff(opts, command, out, err):
     elif opts.python:
         groups = []
         for python in opts.python:
-            plan = whatif.plan(side_command(command, python), opts, "diff --python A --python B")
+            plan = whatif.plan(whatif.side_command(command, python), opts, "diff --python A --python B")
             groups.append((plan, gpu, [Variant(list(plan.target.args), label="--python %s" % python)]))
-        names = {g[0].adapter.name for g in groups}
-        if len(names) > 1:
-            raise FlagtraceError("the sides run different frameworks (%s): nothing to compare field by field"
-                                 % " vs ".join(g[0].adapter.name for g in groups), ExitCode.USAGE)
+        whatif.one_framework([g[0] for g in groups])
 
-        def again(plan, result, analysis):
-            """A side whose release refused an option another release spells differently: again,
-            translated (and the report says so)."""
-            error = analysis.get("error") or {}
-            if error.get("kind") != "argparse":
-                return None
-            version = (analysis.get("adapter") or {}).get("version")
-            args, translated = plan.adapter.translate(result.variant.args, version)
-            if not translated:
-                return None
-            notes[result.variant.label] = translated
-            return Variant(args, label=result.variant.label)
-
-        resolved = whatif.resolve(_with_twin(groups), opts.timeout, err, "sides", again)
+        resolved = whatif.resolve(_with_twin(groups), opts.timeout, err, "sides", whatif.translating(notes))
         aliases = groups[0][0].adapter.field_aliases()
     else:
         plan = whatif.plan(command, opts, "diff --gpu H100x8 --gpu B200x7")
@@ -162,20 +145,6 @@ def _via_side(command, opts):
         return side, whatif.analysis(side)
 
     return resolve
-
-
-def side_command(command, python):
-    """``command`` run by interpreter ``python``: a Python command line gets that interpreter; a
-    console script (``sglang serve``) the script of the same name beside it."""
-    if not command:
-        return command
-    if is_python_name(command[0]) or os.path.basename(command[0]).startswith("python"):
-        return [python] + list(command[1:])
-    script = os.path.join(os.path.dirname(python), os.path.basename(command[0]))
-    if not os.path.exists(script):
-        raise FlagtraceError("%s is a console script and %s has none beside it; write the command as "
-                             "python -m MODULE ... to compare interpreters" % (command[0], python), ExitCode.USAGE)
-    return [script] + list(command[1:])
 
 
 def _release(analysis):

@@ -75,6 +75,9 @@ def find(plan, gpu, wants, timeout, limit, err):
         _check_wants(wants, original)
         problems = fixes.problems(original, wants)
         actions = _actions(first.trace)
+        for problem in problems:
+            if problem["kind"] == "want":
+                problem["option"] = fixes.option_of(problem["field"], actions)
         tried = {}  # changes -> (Candidate, analysis or None, failure)
         singles = fixes.unique([c for p in problems for c in fixes.candidates(p, original, actions, args)])
         _try(rounds, plan, args, singles[:limit], tried)
@@ -211,6 +214,8 @@ def render(doc, sink):
         return
     for p in doc["problems"]:
         w("  problem: %s\n" % whatif.cut(p["text"], 300))
+        if p["kind"] == "want" and not p.get("option"):
+            w("    %s has no option of its own: only what its deciding code reads can move it\n" % p["field"])
         if not p["fixes"]:
             w("    no verified fix among %d candidates; the deciding code read: %s\n"
               % (doc["candidates_tried"], ", ".join(p["read"]) or "nothing flagtrace could change"))

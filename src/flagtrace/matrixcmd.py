@@ -20,34 +20,44 @@ def add_arguments(p):
                    help="a row group per GPU profile (repeat); none: the real hardware")
     p.add_argument("--flags", action="append", default=[], metavar='"--FLAG VALUE ..."',
                    help="a row per flag set, each option replacing the one typed (repeat; \"\": as typed)")
+    p.add_argument("--python", action="append", default=[], metavar="PATH",
+                   help="a row group per interpreter (a release or an environment; repeat); options renamed "
+                        "between releases are translated")
     p.add_argument("--fields", default=None, metavar="A,B,...",
                    help="the columns (default: every field that differs between the cells)")
     whatif.add_arguments(p, "cell", ("terminal", "json", "csv"))
 
 
 def run_matrix(opts, command, out, err):
-    plan = whatif.plan(command, opts, 'matrix --gpu H100x8 --gpu B200x7 --flags "--page-size 64"')
+    example = 'matrix --gpu H100x8 --gpu B200x7 --flags "--page-size 64"'
+    plans = ([(python, whatif.plan(whatif.side_command(command, python), opts, example)) for python in opts.python]
+             or [(None, whatif.plan(command, opts, example))])
+    whatif.one_framework([p for _, p in plans])
     flag_sets = opts.flags or [""]
-    rows = []  # (gpu label, flag set, Variant)
+    rows = []  # (python, gpu, flag set) per cell
     groups = []
-    for gpu in opts.gpu or [None]:
-        variants = []
-        for flags in flag_sets:
-            changes = whatif.edits([flags] if flags.strip() else [])
-            args, _, _ = whatif.apply(list(plan.target.args), changes)
-            variant = Variant(args, label="%s %s" % (gpu or "this machine", flags or "(as typed)"))
-            variants.append(variant)
-            rows.append((gpu, flags))
-        groups.append((plan, gpu, variants))
-    resolved = whatif.resolve(groups, opts.timeout, err, "cells")
+    for python, plan in plans:
+        for gpu in opts.gpu or [None]:
+            variants = []
+            for flags in flag_sets:
+                changes = whatif.edits([flags] if flags.strip() else [])
+                args, _, _ = whatif.apply(list(plan.target.args), changes)
+                variants.append(Variant(args, label=" ".join(filter(None, (python, gpu or "this machine",
+                                                                          flags or "(as typed)")))))
+                rows.append((python, gpu, flags))
+            groups.append((plan, gpu, variants))
+    notes = {}
+    resolved = whatif.resolve(groups, opts.timeout, err, "cells", whatif.translating(notes) if opts.python else None)
+    aliases = plans[0][1].adapter.field_aliases() if opts.python else {}
     analyses = [a for _, a in resolved]
-    tables = [{f["field"]: f for f in a.get("fields", [])} for a in analyses]
+    tables = [{aliases.get(f["field"], f["field"]): f for f in a.get("fields", [])} for a in analyses]
     fields = _columns(opts.fields, tables)
     doc = {"schema": SCHEMA, "command": list(command), "fields": fields, "cells": [
-        {"gpu": gpu, "flags": flags, "status": a.get("status"),
+        {"python": python, "gpu": gpu, "flags": flags, "status": a.get("status"),
          "error": error_line(a.get("error")), "alone": r.why if r.status == "alone" else None,
+         "translated": notes.get(r.variant.label, []),
          "values": {name: _cell(t.get(name)) for name in fields}}
-        for (gpu, flags), (r, a), t in zip(rows, resolved, tables)]}
+        for (python, gpu, flags), (r, a), t in zip(rows, resolved, tables)]}
     with whatif.sink(opts, out) as stream:
         if opts.format == "json":
             jsonreport.write(doc, stream)
@@ -83,15 +93,16 @@ def _cell(report):
 
 def write_csv(doc, stream):
     writer = csv.writer(stream)
-    writer.writerow(["gpu", "flags", "status"] + doc["fields"])
+    writer.writerow(["python", "gpu", "flags", "status"] + doc["fields"])
     for cell in doc["cells"]:
-        writer.writerow([cell["gpu"] or "", cell["flags"], cell["status"]]
+        writer.writerow([cell["python"] or "", cell["gpu"] or "", cell["flags"], cell["status"]]
                         + [(cell["values"][f] or {}).get("value", "") for f in doc["fields"]])
 
 
 def render(doc, stream):
     fields = doc["fields"]
-    head = ["gpu", "flags"] + fields
+    pythons = any(c["python"] for c in doc["cells"])
+    head = (["python"] if pythons else []) + ["gpu", "flags"] + fields
     rows = []
     for cell in doc["cells"]:
         values = []
@@ -100,13 +111,16 @@ def render(doc, stream):
             values.append("-" if v is None else whatif.cut(v["value"], 28) + ("*" if v["verdict"] == "overridden" else ""))
         if cell["error"]:
             values = [cell["error"]] + [""] * (len(fields) - 1) if fields else [cell["error"]]
-        rows.append([cell["gpu"] or "(this machine)", cell["flags"] or "(as typed)"] + values)
+        rows.append(([cell["python"]] if pythons else []) + [cell["gpu"] or "(this machine)",
+                                                             cell["flags"] or "(as typed)"] + values)
     widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
     stream.write("flagtrace matrix  %s\n\n" % " ".join(doc["command"]))
     for row in [head] + rows:
         stream.write("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
     if not fields:
         stream.write("\nno field differs between the cells\n")
+    for note in sorted({n for c in doc["cells"] for n in c.get("translated", [])}):
+        stream.write("\ntranslated: %s\n" % note)
     alone = [c for c in doc["cells"] if c.get("alone")]
     if alone:
         stream.write("\n%d cells were resolved in processes of their own: %s\n" % (len(alone), alone[0]["alone"]))

@@ -14,7 +14,7 @@ from . import trace as tracefile
 from .adapters import annotate, choose_adapter
 from .analysis.explain import analyse
 from .exitcodes import ExitCode, FlagtraceError
-from .launch.command import Target, parse_command
+from .launch.command import Target, is_python_name, parse_command
 from .launch.local import stderr_tail
 from .launch.variants import VariantSession, imports_cache
 
@@ -189,6 +189,44 @@ def _parallel(calls):
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(fn, *args) for fn, args in calls]
         return [f.result() for f in futures]
+
+
+def side_command(command, python):
+    """``command`` run by interpreter ``python``: a Python command line gets that interpreter; a
+    console script (``sglang serve``) the script of the same name beside it."""
+    if not command:
+        return command
+    if is_python_name(command[0]) or os.path.basename(command[0]).startswith("python"):
+        return [python] + list(command[1:])
+    script = os.path.join(os.path.dirname(python), os.path.basename(command[0]))
+    if not os.path.exists(script):
+        raise FlagtraceError("%s is a console script and %s has none beside it; write the command as "
+                             "python -m MODULE ... to compare interpreters" % (command[0], python), ExitCode.USAGE)
+    return [script] + list(command[1:])
+
+
+def one_framework(plans):
+    names = [p.adapter.name for p in plans]
+    if len(set(names)) > 1:
+        raise FlagtraceError("the interpreters run different frameworks (%s): nothing to compare field by field"
+                             % " vs ".join(names), ExitCode.USAGE)
+
+
+def translating(notes):
+    """An ``again`` for resolve(): a variant whose release refused an option another release
+    spells differently is resolved again, translated by its adapter; ``notes[label]`` says how."""
+    def again(plan, result, analysis):
+        error = analysis.get("error") or {}
+        if error.get("kind") != "argparse":
+            return None
+        version = (analysis.get("adapter") or {}).get("version")
+        args, translated = plan.adapter.translate(result.variant.args, version)
+        if not translated:
+            return None
+        notes[result.variant.label] = translated
+        return dataclasses.replace(result.variant, args=args)
+
+    return again
 
 
 def gpu_request(plan, gpu):

@@ -135,3 +135,19 @@ def test_two_releases_translate_the_renamed_flag_and_pair_the_renamed_field():
     assert second["func"] == "_mamba_radix_cache_resolution"
     assert source_line("arg_groups/overrides.py", second["line"]) == 'declared["mamba_radix_cache_strategy"] = "extra_buffer"'
     assert d["cause"]["kind"] == "code"
+
+
+def test_matrix_over_two_releases_translates_the_flag_set():
+    # the flag set names the 0.5.11 option; 0.5.23 is given its own name for it
+    old, new = "0.5.11", "0.5.23"
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "matrix", "--gpu", "B200x7", "--python", python_for(old),
+                           "--python", python_for(new), "--flags", "--mamba-scheduler-strategy no_buffer",
+                           "--fields", "mamba_radix_cache_strategy,page_size", "--format", "json", "--",
+                           "python", "-m", "sglang.launch_server", "--model-path", QWEN36, "--trust-remote-code"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = json.loads(proc.stdout)["cells"]
+    assert [c["python"] for c in cells] == [python_for(old), python_for(new)]
+    assert cells[0]["translated"] == [] and cells[1]["translated"] == [
+        "--mamba-scheduler-strategy → --mamba-radix-cache-strategy (SGLang 0.5.23's name)"]
+    assert [c["values"]["mamba_radix_cache_strategy"]["value"] for c in cells] == ["'no_buffer'", "'no_buffer'"]

@@ -148,7 +148,7 @@ def candidates(problem, analysis, actions, args):
             if name in seen_fields or (problem["kind"] == "overridden" and name == problem["field"]):
                 continue
             seen_fields.add(name)
-            action = by_dest.get(name) or by_dest.get(name.rsplit(".", 1)[-1])
+            action = _action_of(name, by_dest)
             if action is None:
                 continue
             out += _field_candidates(name, read.get("value") or {}, action, typed, _constants(tests, name))
@@ -156,11 +156,22 @@ def candidates(problem, analysis, actions, args):
             out += _env_candidates(read["env"], read.get("value"), _constants(tests, read["env"]))
     if problem["kind"] == "want":
         name = problem["field"]
-        action = by_dest.get(name) or by_dest.get(name.rsplit(".", 1)[-1])
+        action = _action_of(name, by_dest)
         if action is not None and not action.get("switch"):
             out.insert(0, Candidate((Change("set", (_option(action), problem["want"])),),
                                     "%s: the value wanted, asked for directly" % name))
     return unique(out)
+
+
+def _action_of(field, by_dest):
+    """The option that sets ``field`` (its dest is the field's name, or its last part)."""
+    return by_dest.get(field) or by_dest.get(field.rsplit(".", 1)[-1])
+
+
+def option_of(field, actions):
+    """The option as typed that sets ``field`` (None: no option does)."""
+    action = _action_of(field, {a["dest"]: a for a in actions})
+    return _option(action) if action else None
 
 
 def reads_named(problem, analysis):
