@@ -211,3 +211,18 @@ def test_from_trace_of_a_newer_schema(tmp_path):
 def test_from_damaged_trace(tmp_path):
     r, path = _from(tmp_path, {"schema": "flagtrace/trace@1", "target": {}})
     assert_clear_error(r, ExitCode.CANNOT_RUN, "damaged flagtrace trace", "outcome")
+
+
+def test_an_internal_error_exits_70_with_one_line_and_the_traceback_saved(tmp_path):
+    # a trace whose header is intact but whose body is not what the probe writes: the analysis
+    # breaks inside flagtrace, which is flagtrace's own failure, not the target's (never exit 1)
+    damaged = tmp_path / "trace.json"
+    damaged.write_text(json.dumps({"schema": "flagtrace/trace@1", "target": {}, "outcome": {"status": "stopped"},
+                                   "objects": "not a list", "events": 7}))
+    cache = tmp_path / "cache"
+    r = run_sub(["explain", "--from", str(damaged)], env={"FLAGTRACE_CACHE_DIR": str(cache)})
+    assert_clear_error(r, ExitCode.INTERNAL, "flagtrace: internal error: ", "traceback saved to ", "please report it")
+    [saved] = list(cache.iterdir())
+    assert saved.name.startswith("internal-error-") and saved.name in r.err
+    text = saved.read_text()
+    assert text.startswith("flagtrace ") and "Traceback (most recent call last)" in text

@@ -87,6 +87,11 @@ def build_parser():
     from .matrixcmd import add_arguments as matrix_arguments
 
     matrix_arguments(p)
+    p = sub.add_parser("debug", help="flagtrace about itself: version, data, GPU profiles, stand-ins, cache, "
+                                      "adapters; with a command, the interpreter and framework it gets")
+    from .debugcmd import add_arguments as debug_arguments
+
+    debug_arguments(p)
     p = sub.add_parser("run", help="probe every Python process a launch command starts "
                                     "(flagtrace run -- bash launch.sh)")
     p.add_argument("--live", action="store_true", help="let processes run past their stop point and "
@@ -181,6 +186,10 @@ def run(argv, out, err):
         from .diffcmd import run_diff
 
         return run_diff(opts, command, out, err)
+    if opts.verb == "debug":
+        from .debugcmd import run_debug
+
+        return run_debug(opts, command, out)
     if opts.verb == "fix":
         from .fixcmd import run_fix
 
@@ -331,3 +340,35 @@ def main(argv=None):
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         return int(ExitCode.OK)
+    except Exception as exc:  # noqa: BLE001 - a flagtrace bug: one line, its own exit code
+        saved = _save_traceback()
+        sys.stderr.write("flagtrace: internal error: %s: %s (%s; please report it)\n" % (
+            type(exc).__name__, " ".join(str(exc).split())[:200],
+            "traceback saved to %s" % saved if saved else "traceback follows"))
+        if not saved:
+            import traceback
+
+            traceback.print_exc()
+        return int(ExitCode.INTERNAL)
+
+
+def _save_traceback():
+    """The current exception's traceback in flagtrace's cache folder; its path (None: not saved)."""
+    import os
+    import time
+    import traceback
+
+    from .launch.variants import cache_folder
+
+    folder = cache_folder()
+    if not folder:
+        return None
+    path = os.path.join(folder, "internal-error-%s-%d.txt" % (time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("flagtrace %s\nargv: %s\n\n" % (__version__, " ".join(sys.argv)))
+            traceback.print_exc(file=fh)
+    except OSError:
+        return None
+    return path

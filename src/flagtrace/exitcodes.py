@@ -8,6 +8,7 @@ class ExitCode(enum.IntEnum):
     TARGET_RAISED = 2  # the target's own resolution raised (or its argument parser refused)
     CANNOT_RUN = 3  # flagtrace could not run the target or read its trace
     USAGE = 64  # flagtrace was called wrongly
+    INTERNAL = 70  # a flagtrace bug: one line, the traceback saved to a file (never 1: CI reads 1 as "overridden")
     INTERRUPTED = 130
 
 

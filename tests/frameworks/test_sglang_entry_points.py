@@ -37,3 +37,12 @@ def test_entry_points_resolve_the_same(kind, tmp_path):
     assert fields["page_size"]["verdict"] == "honoured"
     assert fields["attention_backend"]["final"]["value"] == "fa3"
     assert doc["stop"] == "sglang.srt.server_args:prepare_server_args (returned)"
+
+
+def test_debug_names_the_release_a_command_would_run():
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "debug", "--", python_for(VERSION), "-m",
+                           "sglang.launch_server", "--model-path", LLAMA3], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "  adapter      sglang\n" in proc.stdout
+    assert "  framework    sglang %s at %s" % (VERSION, overlay_file(VERSION, "sglang")) in proc.stdout

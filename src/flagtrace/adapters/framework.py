@@ -30,6 +30,12 @@ class FrameworkAdapter:
             return os.path.basename(target.target) in cls.scripts
         return False
 
+    def supported(self):
+        """The releases this adapter supports and those tested (from its probe side)."""
+        import importlib
+
+        return importlib.import_module("flagtrace.probe.adapters." + self.name).supported_text()
+
     def request(self, target, opts):
         if not getattr(opts, "via", None):  # a remote model path is checked there, by the framework
             self.check(target.args)

@@ -165,15 +165,22 @@ class VariantSession:
         return False
 
 
+def cache_folder():
+    """flagtrace's own cache folder: ``FLAGTRACE_CACHE_DIR``, else ``$XDG_CACHE_HOME/flagtrace`` or
+    ``~/.cache/flagtrace``; None where ``FLAGTRACE_CACHE_DIR`` is set empty (no cache)."""
+    folder = os.environ.get("FLAGTRACE_CACHE_DIR")
+    if folder is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "flagtrace")
+    return folder or None
+
+
 def imports_cache(target, env):
     """Where the variant runner remembers what resolving this command imported (None: nowhere).
     Keyed by interpreter, what it runs and its module path; ``FLAGTRACE_CACHE_DIR`` (or
     ``XDG_CACHE_HOME``) chooses the folder, ``FLAGTRACE_CACHE_DIR=`` turns it off."""
     environ = os.environ if env is None else env
-    folder = os.environ.get("FLAGTRACE_CACHE_DIR")
-    if folder is None:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(base, "flagtrace")
+    folder = cache_folder()
     if not folder:
         return None
     key = json.dumps([os.path.realpath(target.interpreter), target.python_options, target.mode, target.target,

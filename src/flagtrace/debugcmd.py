@@ -1,0 +1,84 @@
+"""``flagtrace debug [-- COMMAND...]``: flagtrace about itself — its version and where it runs from,
+its data files, the GPU profiles and stand-ins it can simulate, its cache, the frameworks its
+adapters support; with a command, the interpreter, target, adapter and framework release that
+command would get. A tool about provenance explains its own."""
+import os
+import subprocess
+import sys
+
+from . import __version__, gpus
+from .adapters import ADAPTERS, choose_adapter
+from .exitcodes import ExitCode, FlagtraceError
+from .launch.command import parse_command
+from .launch.variants import cache_folder
+from .probe.sim.standins import load_table
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def add_arguments(p):
+    p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
+
+
+def run_debug(opts, command, out):
+    w = out.write
+    w("flagtrace %s\n" % __version__)
+    w("  package      %s\n" % os.path.dirname(os.path.abspath(__file__)))
+    w("  python       %s (Python %s)\n" % (sys.executable, sys.version.split()[0]))
+    w("  data         %s: %s\n" % (DATA, ", ".join(sorted(f for f in os.listdir(DATA) if not f.startswith(".")))))
+    profiles = gpus.load_profiles()
+    w("  gpu profiles %d: %s  (flagtrace gpus)\n" % (len(profiles), ", ".join(profiles)))
+    table = load_table()
+    w("  stand-ins    %d native modules, used only where the real import fails: %s\n"
+      % (len(table), ", ".join(sorted(table))))
+    folder = cache_folder()
+    if folder:
+        names = os.listdir(folder) if os.path.isdir(folder) else []
+        w("  cache        %s (%d import lists, %d internal-error tracebacks; FLAGTRACE_CACHE_DIR= turns it off)\n" % (
+            folder, sum(1 for n in names if n.startswith("imports-") and n.endswith(".txt")),
+            sum(1 for n in names if n.startswith("internal-error-"))))
+    else:
+        w("  cache        off (FLAGTRACE_CACHE_DIR is empty)\n")
+    for adapter_class in ADAPTERS:
+        adapter = adapter_class()
+        w("  adapter      %-7s %s\n" % (adapter.name, adapter.supported()))
+    w("  adapter      generic any Python program: --watch MODULE:CLASS [--stop-at MODULE:FUNCTION]\n")
+    if command:
+        _command(opts, command, w)
+    return ExitCode.OK
+
+
+def _command(opts, command, w):
+    opts.via = None
+    target = parse_command(command)
+    adapter = choose_adapter(target, opts)
+    w("\nthe command\n")
+    w("  interpreter  %s (%s)\n" % (target.interpreter, _interpreter_version(target.interpreter)))
+    w("  runs         %s%s\n" % (target.describe(), " " + " ".join(target.python_options) if target.python_options else ""))
+    w("  adapter      %s\n" % adapter.name)
+    package = getattr(adapter, "package", None)
+    if package and adapter.name != "generic":
+        w("  framework    %s\n" % _installed(target.interpreter, package))
+
+
+def _ask(interpreter, code):
+    try:
+        proc = subprocess.run([interpreter, "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise FlagtraceError("cannot ask %s: %s" % (interpreter, exc))
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def _interpreter_version(interpreter):
+    return "Python %s" % (_ask(interpreter, "import sys; print(sys.version.split()[0])") or "?")
+
+
+def _installed(interpreter, package):
+    found = _ask(interpreter, "import importlib.metadata as m, importlib.util as u\n"
+                              "s = u.find_spec(%r)\n"
+                              "print(m.version(%r) if s else '', (s.submodule_search_locations or [''])[0] if s else '')"
+                 % (package, package))
+    if not found:
+        return "%s is not installed for this interpreter" % package
+    version, _, where = found.partition(" ")
+    return "%s %s at %s" % (package, version, where)

@@ -1,0 +1,26 @@
+"""flagtrace debug: flagtrace about itself, and what a command would get."""
+from ft_support import PY, example, run_sub
+from flagtrace import __version__, gpus
+
+
+def test_debug_names_version_data_profiles_and_adapters(tmp_path):
+    r = run_sub(["debug"], env={"FLAGTRACE_CACHE_DIR": str(tmp_path)})
+    assert r.rc == 0, r
+    lines = r.out.splitlines()
+    assert lines[0] == "flagtrace %s" % __version__
+    text = r.out
+    assert "gpus.toml, sglang_flags.toml, sglang_renames.toml" in text
+    assert "gpu profiles %d: " % len(gpus.load_profiles()) in text and "B200" in text
+    assert "stand-ins    " in text and "sgl_kernel" in text
+    assert "cache        %s (0 import lists, 0 internal-error tracebacks" % tmp_path in text
+    assert any(line.startswith("  adapter      sglang  0.4.0-0.5.23; tested: ") for line in lines)
+    assert any(line.startswith("  adapter      vllm    0.11.0-0.34.0; tested: ") for line in lines)
+
+
+def test_debug_says_what_a_command_would_get():
+    r = run_sub(["debug", "--", PY, example("serve_config.py"), "--page-size", "64"])
+    assert r.rc == 0, r
+    assert "  interpreter  %s (Python " % PY in r.out
+    assert "  runs         %s" % example("serve_config.py") in r.out and "  adapter      generic" in r.out
+    bad = run_sub(["debug", "--", "python9.99", "x.py"])
+    assert bad.rc == 3 and bad.err == "flagtrace: interpreter not found: python9.99\n", bad
