@@ -134,3 +134,21 @@ def test_matrix_rows_per_interpreter(no_leftovers):
 def test_matrix_unknown_field_names_the_closest(no_leftovers):
     run = run_sub(["matrix", "--fields", "worker", "--watch", WATCH, "--", PY, example(SCRIPT)], env=UNSET)
     assert run.rc == 64 and "worker is not a field" in run.err and "closest: workers" in run.err, run
+
+
+def test_diff_and_matrix_in_markdown(no_leftovers):
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    run, _ = diff(["--set", "--workers 4"], ["--sparse", "--workers", "2"], fmt="markdown")
+    assert run.rc == 0, run
+    tokens = md.parse(run.out)
+    cells = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type in ("th_open", "td_open")]
+    assert cells == ["field", "side 1", "side 2", "cause", "`workers`", "`2` honoured", "`4` honoured",
+                     "the command lines ask for 2 (--workers) vs 4 (--workers)"]
+    run = run_sub(["matrix", "--flags", "", "--flags", "--safe", "--format", "markdown", "--watch", WATCH, "--", PY,
+                   example(SCRIPT), "--sparse", "--workers", "2"], env=UNSET)
+    tokens = md.parse(run.out)
+    cells = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type in ("th_open", "td_open")]
+    assert cells == ["gpu", "flags", "workers", "(this machine)", "(as typed)", "`2`", "(this machine)", "`--safe`",
+                     "`1`\\*"]

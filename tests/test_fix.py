@@ -113,3 +113,14 @@ def test_nothing_to_fix(no_leftovers):
     run, doc = fix(["--backend", "flash", "--page-size", "64"])
     assert run.rc == 0, run
     assert doc["problems"] == [] and doc["fixes"] == [] and doc["candidates_tried"] == 0
+
+
+def test_fix_in_markdown(no_leftovers):
+    from markdown_it import MarkdownIt
+
+    run, _ = fix(["--page-size", "64"], fmt="markdown")
+    assert run.rc == 0, run
+    tokens = MarkdownIt("commonmark").parse(run.out)
+    fences = [t.content.strip() for t in tokens if t.type == "fence"]
+    assert fences[1:] == ["%s %s --page-size 64 --backend flash" % (PY, example(SCRIPT)),
+                          "%s %s --page-size 64 --kv-cache-dtype fp8_e4m3" % (PY, example(SCRIPT))]

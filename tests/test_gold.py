@@ -28,14 +28,19 @@ RUNS = {
                      example("serve_config.py"), "--model", "hybrid-7b", "--page-size", "64",
                      "--speculative-algo", "EAGLE", "--api-key", "sk-gold-0123456789"],
                     {"explain.txt": ["explain"] + TERMINAL,
-                     "explain.json": ["explain", "--format", "json"]}),
+                     "explain.json": ["explain", "--format", "json"],
+                     "explain.md": ["explain", "--format", "markdown"]}),
     "serve_override": (["--watch", "serve_config:ServeConfig", "--stop-at", "serve_config:start", "--", PY,
                         example("serve_config.py"), "--model", "hybrid-7b", "--page-size=64",
                         "--speculative-algo", "EAGLE", "--disable-cache"],
                        {"explain.txt": ["explain"] + TERMINAL,
                         "why_page_size.txt": ["why", "page_size"] + TERMINAL,
                         "check.txt": ["check", "--expect", "page_size=64", "--expect", "cache_strategy=no_buffer"]
-                        + TERMINAL}),
+                        + TERMINAL,
+                        "explain.md": ["explain", "--format", "markdown"],
+                        "why_page_size.md": ["why", "page_size", "--format", "markdown"],
+                        "check.md": ["check", "--expect", "page_size=64", "--expect", "cache_strategy=no_buffer",
+                                     "--format", "markdown"]}),
     "frozen": (["--watch", "frozen_config:EngineConfig", "--", PY, example("frozen_config.py"),
                 "--quantization", "fp8"],
                {"explain.txt": ["explain"] + TERMINAL,
@@ -126,3 +131,34 @@ def test_gold_reports_match_a_live_run(normalised_traces):
         doc["packages"] = []
     text = json.dumps(live).replace(json.dumps(ROOT)[1:-1], "<ROOT>")
     assert json.loads(text) == saved
+
+
+@pytest.mark.parametrize("run,name", [(r, n) for r, n in CASES if n.endswith(".md")])
+def test_markdown_renders_as_a_github_comment(run, name, normalised_traces):
+    """Read back with a CommonMark parser (GFM tables on): the parts a maintainer looks for are
+    there as structure, not as text that happens to look like it."""
+    from markdown_it import MarkdownIt
+
+    r = run_cli(RUNS[run][1][name] + ["--from", normalised_traces[run]])
+    tokens = MarkdownIt("commonmark").enable("table").parse(r.out)
+    kinds = [t.type for t in tokens]
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings[0].startswith("flagtrace %s: " % name.split(".")[0].split("_")[0])
+    assert any(t.type == "fence" and t.info == "sh" and "serve_config.py" in t.content for t in tokens)
+    html = "".join(t.content for t in tokens if t.type == "html_block")
+    assert html.count("<details>") == html.count("</details>")
+    if name == "explain.md" and run == "serve_override":
+        assert "Overridden: asked for one value, got another" in headings
+        cells = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type in ("th_open", "td_open")]
+        assert cells[:5] == ["field", "asked", "got", "who", "where"]
+        assert cells[5:10] == ["`page_size`", "`64` (`--page-size`)", "`1`", "`ServeConfig._adjust_for_model`",
+                               "`tests/examples/serve_config.py:%d`" % line_of_page_size()]
+        assert "table_open" in kinds and "<summary>Decided" in html
+    if run == "serve_error" and name == "explain.md":
+        assert "Error" in headings and "sk-gold" not in r.out
+
+
+def line_of_page_size():
+    from ft_support import line_of
+
+    return line_of("serve_config.py", "self.page_size = 1")

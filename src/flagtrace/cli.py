@@ -14,7 +14,7 @@ from .launch.command import parse_command
 from .launch.local import run_probe, stderr_tail
 from .launch import remote
 from .progress import Progress
-from .report import jsonreport
+from . import report as reporters
 from .report.paths import short_path
 
 DEFAULT_TIMEOUT = 300.0
@@ -36,7 +36,7 @@ def _common(p):
                    help="stop the target when it calls this (resolution is over); repeatable")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="kill the target and its children after this long (default %(default)s)")
-    p.add_argument("--format", choices=("terminal", "json"), default="terminal")
+    p.add_argument("--format", choices=reporters.FORMATS, default="terminal")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--show-output", action="store_true", help="print the target's own stdout/stderr too")
     p.add_argument("--width", type=int, default=None, help="terminal report width (default: the terminal's)")
@@ -130,7 +130,8 @@ def obtain_trace(opts, command, err):
             err.write("flagtrace: warning: this machine has real GPUs; --gpu %s replaces them in the "
                       "traced process\n" % opts.gpu)
     progress = Progress(err, target.describe())
-    report_modules = () if opts.format == "json" else ("rich.console", "flagtrace.report.terminal")
+    report_modules = {"json": (), "markdown": ("flagtrace.report.markdown",)}.get(
+        opts.format, ("rich.console", "flagtrace.report.terminal"))
     try:
         result = remote.launcher(opts)(target, request, opts.timeout, env=adapter.environment(target, opts),
                                        on_wait=progress.tick if progress.enabled else None,
@@ -259,48 +260,23 @@ def error_line(error, analysis):
     return "the target raised %s%s: %s" % (error.get("type"), where, message[:300])
 
 
-def _console(opts, sink):
-    from rich.console import Console  # rich only for terminal output: json stays fast to start
-
-    color = False if (opts.no_color or opts.output or not sink.isatty()) else None
-    return Console(file=sink, width=opts.width or (None if sink.isatty() else 100), highlight=False,
-                   no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)
-
-
 def _report(opts, analysis, sink):
-    terminal = None
-    if opts.format != "json":
-        from .report import terminal
-
-        console = _console(opts, sink)
+    doc = analysis
+    failed = 0
     if opts.verb == "why":
         report = field_history(analysis, opts.field)
         if report is None:
             raise FlagtraceError("%s is not a field of %s; fields: %s" % (
                 opts.field, analysis.get("object"), _closest(opts.field, analysis)), ExitCode.USAGE)
-        if terminal is None:
-            jsonreport.write({"schema": analysis["schema"], "field": report}, sink)
-        else:
-            terminal.TerminalReport(analysis, console=console).render_field(report)
-        return exit_code(analysis, opts)
-    failed = 0
-    results = []
-    if opts.verb == "check":
+        doc = dict(analysis, field=report)
+    elif opts.verb == "check":
         results = evaluate_expectations(analysis, opts.expect)
         failed = sum(1 for r in results if not r[3])
-    if terminal is None:
-        doc = dict(analysis)
-        if opts.verb == "check":
-            doc["expectations"] = [{"field": f, "expected": w, "actual": g, "ok": ok} for f, w, g, ok in results]
-        jsonreport.write(doc, sink)
-    else:
-        terminal.render(analysis, verb=opts.verb, console=console, details=opts.details)
-        if results:
-            console.print()
-            for field, want, got, ok in results:
-                mark = "[green]PASS[/green]" if ok else "[red bold]FAIL[/red bold]"
-                actual = "no such field" if got is None else got
-                console.print("%s %s: expected %s, got %s" % (mark, field, want, actual), markup=True)
+        doc = dict(analysis, expectations=[{"field": f, "expected": w, "actual": g, "ok": ok}
+                                           for f, w, g, ok in results])
+    # the terminal's colours only where the report goes to a terminal
+    reporters.render(opts.format, doc, sink, {"verb": opts.verb, "width": opts.width, "details": opts.details,
+                                              "no_color": opts.no_color or bool(opts.output)})
     return exit_code(analysis, opts, failed)
 
 

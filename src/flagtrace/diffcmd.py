@@ -35,7 +35,7 @@ def add_arguments(p):
                    help="the other side: the command without this option (back to its default)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="the other side: the command with this environment variable (KEY= removes it)")
-    whatif.add_arguments(p, "side", ("terminal", "json"))
+    whatif.add_arguments(p, "side", ("terminal", "json", "markdown"))
 
 
 def join_values(head):
@@ -106,6 +106,8 @@ def run_diff(opts, command, out, err):
     with whatif.sink(opts, out) as stream:
         if opts.format == "json":
             jsonreport.write(doc, stream)
+        elif opts.format == "markdown":
+            render_markdown(doc, analyses, stream)
         else:
             render(doc, analyses, stream)
     return ExitCode.OK
@@ -195,3 +197,41 @@ def render(doc, analyses, sink):
             w("\nonly side %d has (at their defaults): %s\n" % (i + 1, whatif.cut(", ".join(only), 1200)))
 
 
+
+
+# -- markdown -----------------------------------------------------------------------------------
+def render_markdown(doc, analyses, sink):
+    from .report.markdown import code, plain, where
+
+    w = lambda text="": sink.write(text + "\n")  # noqa: E731
+    sides = doc["sides"]
+    shown = [d for d in doc["differences"] if d["cause"]["kind"] not in ("absent", "random")]
+    w("### flagtrace diff: %d of %d fields differ" % (len(doc["differences"]), doc["fields_compared"]))
+    w()
+    w("```sh\n%s\n```" % " ".join(shlex.quote(a) for a in doc["command"]))
+    w()
+    for i, label in enumerate(sides):
+        error = doc["errors"][i]
+        w("- side %d: %s%s: %s%s" % (i + 1, code(label), " (%s)" % doc["releases"][i] if doc["releases"][i] else "",
+                                      doc["statuses"][i], " — %s" % plain(error) if error else ""))
+        for note in doc["translated"][i]:
+            w("  - translated: %s" % plain(note))
+    w()
+    if shown:
+        w("| field | %s | cause |" % " | ".join("side %d" % (i + 1) for i in range(len(sides))))
+        w("|---|%s---|" % ("---|" * len(sides)))
+        for d in shown:
+            cells = []
+            for i, value in enumerate(d["values"]):
+                decider = d["deciders"][i]
+                at = " %s" % where(analyses[i], decider["file"], decider["line"]) if decider else ""
+                cells.append("%s %s%s" % (code(value, 40), d["verdicts"][i] or "", at))
+            w("| %s | %s | %s |" % (code(d["field"]), " | ".join(cells), plain(whatif.cut(d["cause"]["text"], 200))))
+    rest = [d["field"] for d in doc["differences"] if d not in shown]
+    if rest:
+        w()
+        w("<details><summary>%d more: random, or a field one side lacks</summary>" % len(rest))
+        w()
+        w(plain(", ".join(rest)))
+        w()
+        w("</details>")

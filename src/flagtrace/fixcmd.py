@@ -29,7 +29,7 @@ def add_arguments(p):
     p.add_argument("--gpu", metavar="NAME[xCOUNT]", help="simulate this hardware, e.g. B200x7")
     p.add_argument("--max-candidates", type=int, default=60, metavar="N",
                    help="try at most N candidate changes per round (default %(default)s)")
-    whatif.add_arguments(p, "candidate", ("terminal", "json"))
+    whatif.add_arguments(p, "candidate", ("terminal", "json", "markdown"))
 
 
 class _Rounds:
@@ -198,6 +198,8 @@ def run_fix(opts, command, out, err):
     with whatif.sink(opts, out) as stream:
         if opts.format == "json":
             jsonreport.write(doc, stream)
+        elif opts.format == "markdown":
+            render_markdown(doc, stream)
         else:
             render(doc, stream)
     if any(not p["fixes"] for p in doc["problems"]):
@@ -243,3 +245,29 @@ def render(doc, sink):
 
 def _quoted(words):
     return " ".join(shlex.quote(str(a)) for a in words)
+
+
+def render_markdown(doc, sink):
+    from .report.markdown import code, plain
+
+    w = lambda text="": sink.write(text + "\n")  # noqa: E731
+    w("### flagtrace fix: %d verified of %d candidates" % (doc["verified"], doc["candidates_tried"]))
+    w()
+    w("```sh\n%s\n```" % _quoted(doc["command"]))
+    w()
+    if not doc["problems"]:
+        w("Nothing to fix: the command resolves and every explicit request sticks.")
+        return
+    for p in doc["problems"]:
+        w("- problem: %s" % plain(p["text"]))
+        if not p["fixes"]:
+            w("  - no verified fix; the deciding code read: %s" % (", ".join(code(r) for r in p["read"]) or "nothing"))
+    for n, f in enumerate(doc["fixes"], 1):
+        w()
+        w("**fix %d**: %s → %s" % (n, " + ".join(code(c) for c in f["changes"]), plain(f["outcome"])))
+        w()
+        env = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in f["env"].items() if v is not None)
+        w("```sh\n%s%s\n```" % (env + " " if env else "", _quoted(f["command"])))
+        w()
+        w("side effects: %s" % ("; ".join("%s %s → %s" % (code(e["field"]), code(e["old"], 40), code(e["new"], 40))
+                                          for e in f["side_effects"][:8]) or "none"))

@@ -25,7 +25,7 @@ def add_arguments(p):
                         "between releases are translated")
     p.add_argument("--fields", default=None, metavar="A,B,...",
                    help="the columns (default: every field that differs between the cells)")
-    whatif.add_arguments(p, "cell", ("terminal", "json", "csv"))
+    whatif.add_arguments(p, "cell", ("terminal", "json", "csv", "markdown"))
 
 
 def run_matrix(opts, command, out, err):
@@ -63,6 +63,8 @@ def run_matrix(opts, command, out, err):
             jsonreport.write(doc, stream)
         elif opts.format == "csv":
             write_csv(doc, stream)
+        elif opts.format == "markdown":
+            render_markdown(doc, stream)
         else:
             render(doc, stream)
     return ExitCode.OK
@@ -127,3 +129,22 @@ def render(doc, stream):
     if any((v or {}).get("verdict") == "overridden" for c in doc["cells"] for v in c["values"].values()):
         stream.write("\n* overridden: the command line asked for another value\n")
 
+
+
+def render_markdown(doc, stream):
+    from .report.markdown import code, plain
+
+    fields = doc["fields"]
+    pythons = any(c["python"] for c in doc["cells"])
+    head = (["python"] if pythons else []) + ["gpu", "flags"] + fields
+    stream.write("### flagtrace matrix: %d cells\n\n```sh\n%s\n```\n\n" % (len(doc["cells"]), " ".join(doc["command"])))
+    stream.write("| %s |\n|%s\n" % (" | ".join(head), "---|" * len(head)))
+    for cell in doc["cells"]:
+        values = [plain(cell["error"])] + [""] * (len(fields) - 1) if cell["error"] and fields else [
+            "-" if cell["values"][n] is None else code(cell["values"][n]["value"], 40)
+            + ("\\*" if cell["values"][n]["verdict"] == "overridden" else "") for n in fields]
+        row = ([code(cell["python"])] if pythons else []) + [cell["gpu"] or "(this machine)",
+                                                            code(cell["flags"]) if cell["flags"] else "(as typed)"]
+        stream.write("| %s |\n" % " | ".join(row + values))
+    if any((v or {}).get("verdict") == "overridden" for c in doc["cells"] for v in c["values"].values()):
+        stream.write("\n\\* overridden: the command line asked for another value\n")

@@ -78,6 +78,9 @@ def obtain_run(opts, command, err):
 
 
 def run_verb(opts, command, out, err):
+    if opts.format == "markdown":
+        raise FlagtraceError("--format markdown is not available for flagtrace run yet; use terminal or json",
+                             ExitCode.USAGE)
     doc = obtain_run(opts, command, err)
     result = analyse_run(doc, strict=opts.strict)
     if opts.show_output:
@@ -100,8 +103,6 @@ def run_verb(opts, command, out, err):
 
 
 def _console(opts, sink):
-    from rich.console import Console
+    from .report.terminal import console_for
 
-    color = False if (opts.no_color or opts.output or not sink.isatty()) else None
-    return Console(file=sink, width=opts.width or (None if sink.isatty() else 100), highlight=False,
-                   no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)
+    return console_for(sink, {"width": opts.width, "no_color": opts.no_color or bool(opts.output)})

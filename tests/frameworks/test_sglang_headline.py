@@ -73,3 +73,41 @@ def test_radix_cache_error_is_explained(version):
     assert reads["speculative_algorithm"]["option"] == "--speculative-algorithm"
     assert reads["disable_radix_cache"]["value"]["value"] is False
     assert reads["disable_radix_cache"]["origin"] == "default"
+
+
+GOLD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gold")
+
+
+def _markdown(run, tmp_path):
+    import re
+    import subprocess
+    import sys
+
+    from sglang_support import ROOT
+
+    saved = tmp_path / "trace.json"
+    saved.write_text(json.dumps(run.trace))
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "explain", "--from", str(saved), "--format", "markdown"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    text = proc.stdout.replace(ROOT, "<ROOT>")
+    # the one value that differs from run to run
+    return re.sub(r"(\| `random_seed` \| `None` \| )`\d+`", r"\1`<RANDOM>`", text)
+
+
+@pytest.mark.parametrize("case", ["seed", "resolved"])
+def test_markdown_report_gold(case, tmp_path):
+    """The Markdown a user pastes into an issue, for the seed case and its resolved twin on 0.5.11:
+    byte for byte (FLAGTRACE_UPDATE_GOLD=1 to accept a change), links to the release's source."""
+    if "0.5.11" not in releases():
+        pytest.skip("FLAGTRACE_SGLANG selects another release")
+    run = (run_sglang("0.5.11", HEADLINE) if case == "seed" else
+           run_sglang("0.5.11", HEADLINE + ["--mamba-scheduler-strategy", "extra_buffer"],
+                      env={"SGLANG_ENABLE_SPEC_V2": "1"}))
+    got = _markdown(run, tmp_path)
+    assert "[sglang/srt/server_args.py:" in got and "https://github.com/sgl-project/sglang/blob/v0.5.11/python/" in got
+    path = os.path.join(GOLD, "sglang_0.5.11_%s.explain.md" % case)
+    if os.environ.get("FLAGTRACE_UPDATE_GOLD") == "1":
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(got)
+    with open(path, encoding="utf-8") as fh:
+        assert got == fh.read()

@@ -35,3 +35,12 @@ def annotate(analysis):
 
         sglang_annotate(analysis)
     return analysis
+
+
+def source_url(analysis, relpath, line):
+    """A link to a framework file at the analysed release's tag (None: not the framework's)."""
+    info = analysis.get("adapter") or {}
+    for adapter_class in ADAPTERS:
+        if adapter_class.name == info.get("name"):
+            return adapter_class().source_url(relpath, line, info.get("version"))
+    return None

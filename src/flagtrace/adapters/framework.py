@@ -30,6 +30,18 @@ class FrameworkAdapter:
             return os.path.basename(target.target) in cls.scripts
         return False
 
+    # Where the framework's source lives, for links in reports: (repository URL, the folder that
+    # holds the package in it); a release's tag is "v" + its version.
+    source = None
+
+    def source_url(self, relpath, line, version):
+        """A link to ``relpath`` (relative to the package's parent folder: "sglang/srt/x.py") at
+        the release's tag, or None for a file that is not the framework's."""
+        if not self.source or not version or not relpath.startswith(self.name + "/"):
+            return None
+        repo, folder = self.source
+        return "%s/blob/v%s/%s%s#L%s" % (repo, version, folder + "/" if folder else "", relpath, line)
+
     def supported(self):
         """The releases this adapter supports and those tested (from its probe side)."""
         import importlib

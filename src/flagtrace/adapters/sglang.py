@@ -18,6 +18,7 @@ class SGLangAdapter(FrameworkAdapter):
     name = "sglang"
     scripts = ("sglang",)
     preimport = ("sglang.srt.server_args",)
+    source = ("https://github.com/sgl-project/sglang", "python")
 
     def check(self, args):
         check_model_path(args)

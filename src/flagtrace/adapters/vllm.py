@@ -10,6 +10,7 @@ class VLLMAdapter(FrameworkAdapter):
     name = "vllm"
     scripts = ("vllm",)
     preimport = ("vllm.engine.arg_utils", "vllm.entrypoints.openai.api_server")
+    source = ("https://github.com/vllm-project/vllm", "")
 
     def check(self, args):
         check_model(args)

@@ -9,3 +9,10 @@ def dumps(doc):
 def write(doc, sink):
     sink.write(dumps(doc))
     sink.write("\n")
+
+
+def render(doc, sink, options):
+    """why: only the field's history; every other verb: the whole document."""
+    if options.get("verb") == "why":
+        doc = {"schema": doc["schema"], "field": doc["field"]}
+    write(doc, sink)

@@ -401,3 +401,26 @@ class TerminalReport:
 
 def render(analysis, verb="explain", width=100, color=None, console=None, details=False):
     TerminalReport(analysis, console=console, width=width, color=color, details=details).render(verb)
+
+
+def console_for(sink, options):
+    color = False if (options.get("no_color") or not sink.isatty()) else None
+    return Console(file=sink, width=options.get("width") or (None if sink.isatty() else 100), highlight=False,
+                   no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)
+
+
+def render_doc(doc, sink, options):
+    """The registry's entry (report/__init__.py): explain, check (with its PASS/FAIL lines), why."""
+    console = console_for(sink, options)
+    verb = options.get("verb", "explain")
+    if verb == "why":
+        TerminalReport(doc, console=console).render_field(doc["field"])
+        return
+    render(doc, verb=verb, console=console, details=options.get("details"))
+    results = doc.get("expectations") or []
+    if results:
+        console.print()
+    for e in results:
+        mark = "[green]PASS[/green]" if e["ok"] else "[red bold]FAIL[/red bold]"
+        actual = "no such field" if e["actual"] is None else e["actual"]
+        console.print("%s %s: expected %s, got %s" % (mark, e["field"], e["expected"], actual), markup=True)

@@ -1,0 +1,250 @@
+"""Markdown report (GitHub-flavoured), for pasting into an issue or a pull request: a summary
+line, the command, the error block, a table of overridden fields, and ``<details>`` sections for
+the full explanations, decided fields, honoured ones and the simulation. Every framework
+file:line links to the source at the analysed release's tag."""
+from .. import __version__
+from ..adapters import source_url
+from .paths import short_path
+
+CELL = 60  # longest value shown in a table cell
+
+
+def code(text, limit=CELL):
+    """``text`` as inline code on one line, safe inside a table cell."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[:limit - 1] + "…"
+    text = text.replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    return "%s%s%s%s%s" % (fence, pad, text, pad, fence)
+
+
+def plain(text):
+    return " ".join(str(text).split()).replace("|", "\\|").replace("<", "&lt;")
+
+
+def where(analysis, path, line):
+    """``file:line``, a link to the framework's source where the file is the framework's."""
+    if not path:
+        return "?"
+    rel = short_path(path, analysis)
+    label = "%s:%s" % (rel, line)
+    url = source_url(analysis, rel, line) if line else None
+    return "[%s](%s)" % (label, url) if url else "`%s`" % label
+
+
+def _val(value):
+    return (value or {}).get("repr", "?")
+
+
+class MarkdownReport:
+    def __init__(self, analysis, sink, verb="explain"):
+        self.a, self.sink, self.verb = analysis, sink, verb
+
+    def w(self, text=""):
+        self.sink.write(text + "\n")
+
+    # -- sections -------------------------------------------------------------------------
+    def header(self):
+        a = self.a
+        status = {"resolved": "resolved", "error": "resolution failed"}.get(a.get("status"), a.get("status"))
+        self.w("### flagtrace %s: %s" % (self.verb, status))
+        self.w()
+        s = a.get("summary") or {}
+        parts = []
+        if a.get("adapter"):
+            parts.append(code(a["adapter"].get("describe") or a["adapter"].get("name")))
+        sim = a.get("simulation")
+        if sim:
+            parts.append("simulated %s" % plain(sim.get("describe", "")))
+        parts.append("%d fields" % s.get("fields", 0))
+        parts.append(("**%d overridden**" if s.get("overridden") else "%d overridden") % s.get("overridden", 0))
+        parts += ["%d decided" % s.get("decided", 0), "%d honoured" % s.get("honoured", 0),
+                  "%d default" % s.get("default", 0)]
+        self.w(" · ".join(parts))
+        self.w()
+        t = a.get("target", {})
+        command = " ".join(t.get("command", [])) or " ".join(t.get("argv", []))
+        self.w("```sh\n%s\n```" % command)
+        for note in a.get("notes", []):
+            self.w()
+            self.w("> note: %s" % plain(note))
+
+    def explanation(self, item, indent=""):
+        for i, c in enumerate(item.get("conditions", [])):
+            self.w("%s- %s %s (line %s)" % (indent, "because" if i == 0 else "and", code(c.get("text") or c["test"], 200),
+                                            c.get("line")))
+        for r in item.get("reads", []):
+            name = r.get("field") or r.get("local") or ("$" + r["env"] if r.get("env") else "?")
+            value = _val(r.get("value")) if isinstance(r.get("value"), dict) else r.get("value")
+            self.w("%s- reads %s = %s ← %s" % (indent, code(name), code("unset" if value is None else value),
+                                              self.origin(r)))
+        for h in item.get("hardware", []):
+            self.w("%s- asked %s → %s (line %s)" % (indent, code(h["query"]), code(h["result"]), h.get("line")))
+
+    def origin(self, read):
+        origin = read.get("origin")
+        if read.get("local"):
+            return "local"
+        if origin == "cli":
+            return "%s (command line)" % code(read.get("option") or "")
+        if origin == "decided" and read.get("set_by"):
+            by = read["set_by"]
+            return "set%s by %s (%s)" % (" from %s" % code(_val(read.get("was"))) if read.get("was") else "",
+                                         code(by.get("func")), where(self.a, by.get("file"), by.get("line")))
+        return plain(origin or "?")
+
+    def fix(self, fix, indent=""):
+        if not fix:
+            return
+        if not fix.get("changes"):
+            self.w("%s- **fix**: none verified among %d candidates" % (indent, fix.get("tried", 0)))
+            return
+        self.w("%s- **fix**: %s (verified: %s)" % (indent, " + ".join(code(c) for c in fix["changes"]),
+                                                    plain(fix.get("outcome"))))
+
+    def error(self):
+        e = self.a.get("error")
+        if not e:
+            return
+        self.w()
+        self.w("#### Error")
+        self.w()
+        if e.get("kind") == "argparse":
+            self.w("The argument parser refused the command line: %s" % code(e["message"], 300))
+            self.w()
+            for flag, close in sorted((e.get("suggestions") or {}).items()):
+                self.w("- %s: %s" % (code(flag), "did you mean %s?" % " or ".join(code(c) for c in close)
+                                     if close else "no similar flag"))
+            for flag, hint in sorted((e.get("renamed") or {}).items()):
+                self.w("- %s: %s" % (code(flag), plain(hint)))
+            self.fix(e.get("fix"))
+            return
+        self.w("**%s**: %s" % (plain(e.get("type")), plain(e.get("message"))))
+        self.w()
+        site = e.get("site")
+        if site:
+            self.w("raised in %s (%s)" % (code(site.get("func")), where(self.a, site.get("file"), site.get("line"))))
+            self.w()
+        self.explanation(e)
+        for hint in e.get("hints") or []:
+            self.w("- hint: %s" % plain(hint["text"]))
+        self.fix(e.get("fix"))
+
+    def overridden(self):
+        items = [f for f in self.a.get("fields", []) if f["verdict"] == "overridden"]
+        if not items:
+            return
+        self.w()
+        self.w("#### Overridden: asked for one value, got another")
+        self.w()
+        self.w("| field | asked | got | who | where |")
+        self.w("|---|---|---|---|---|")
+        for f in items:
+            last = (f.get("changes") or [{}])[-1]
+            asked = code(_val(f["initial"]))
+            if f.get("requested"):
+                asked += " (%s)" % code(f["requested"]["typed"])
+            self.w("| %s | %s | %s | %s | %s |" % (code(f["field"]), asked, code(_val(f["final"])),
+                                                  code(last.get("func") or "?"),
+                                                  where(self.a, last.get("file"), last.get("line"))))
+        self.w()
+        self.w("<details><summary>Why each overridden field changed</summary>")
+        self.w()
+        for f in items:
+            self.history(f)
+        self.w("</details>")
+
+    def history(self, f):
+        self.w("**%s** %s → %s" % (plain(f["field"]), code(_val(f["initial"])), code(_val(f["final"]))))
+        self.w()
+        for c in f.get("changes", []):
+            self.w("- %s → %s by %s (%s): %s" % (code(_val(c.get("old"))), code(_val(c.get("new"))),
+                                                 code(c.get("func")), where(self.a, c.get("file"), c.get("line")),
+                                                 code(c.get("src") or c.get("statement") or "", 120)))
+            self.explanation(c, "  ")
+        self.fix(f.get("fix"))
+        self.w()
+
+    def decided(self):
+        items = [f for f in self.a.get("fields", []) if f["verdict"] == "decided"]
+        if not items:
+            return
+        self.w()
+        self.w("<details><summary>Decided (%d): not asked for; the program replaced the default</summary>"
+               % len(items))
+        self.w()
+        self.w("| field | from | to | where |")
+        self.w("|---|---|---|---|")
+        for f in items:
+            last = (f.get("changes") or [{}])[-1]
+            self.w("| %s | %s | %s | %s %s |" % (code(f["field"]), code(_val(f["initial"])), code(_val(f["final"])),
+                                                 code((last.get("func") or "?").rsplit(".", 1)[-1]),
+                                                 where(self.a, last.get("file"), last.get("line"))))
+        self.w()
+        self.w("</details>")
+
+    def honoured(self):
+        items = [f for f in self.a.get("fields", []) if f["verdict"] == "honoured"]
+        if not items:
+            return
+        self.w()
+        self.w("<details><summary>Honoured (%d): asked for and kept</summary>" % len(items))
+        self.w()
+        for f in items:
+            self.w("- %s = %s" % (code(f["field"]), code(_val(f["final"]))))
+        self.w()
+        self.w("</details>")
+
+    def simulation(self):
+        sim = self.a.get("simulation")
+        if not sim:
+            return
+        self.w()
+        self.w("<details><summary>Simulation and stand-ins</summary>")
+        self.w()
+        self.w("- GPU: %s" % plain(sim.get("describe", "")))
+        if sim.get("patched"):
+            self.w("- patched: %s" % plain(", ".join(sim["patched"][:12]) + (" …" if len(sim["patched"]) > 12 else "")))
+        for s in sim.get("stand_ins") or []:
+            self.w("- stand-in: %s" % plain(s))
+        for s in sim.get("compat") or []:
+            self.w("- compatibility: %s" % plain(s))
+        self.w()
+        self.w("</details>")
+
+    def expectations(self, results):
+        if not results:
+            return
+        self.w()
+        self.w("#### Expectations")
+        self.w()
+        self.w("| | field | expected | got |")
+        self.w("|---|---|---|---|")
+        for e in results:
+            self.w("| %s | %s | %s | %s |" % ("PASS" if e["ok"] else "**FAIL**", code(e["field"]), code(e["expected"]),
+                                             code("no such field" if e["actual"] is None else e["actual"])))
+
+    def footer(self):
+        self.w()
+        self.w("<sub>flagtrace %s</sub>" % __version__)
+
+
+def render(doc, sink, options):
+    """explain / check (``doc``: the analysis, with ``expectations`` for check) and why (``doc``
+    with ``field``: that field's history only)."""
+    report = MarkdownReport(doc, sink, options.get("verb", "explain"))
+    report.header()
+    if doc.get("field") and options.get("verb") == "why":
+        report.w()
+        report.history(doc["field"])
+        report.footer()
+        return
+    report.error()
+    report.overridden()
+    report.expectations(doc.get("expectations"))
+    report.decided()
+    report.honoured()
+    report.simulation()
+    report.footer()
