@@ -38,6 +38,7 @@ demo: venv bytecode
 SERIAL_TESTS := tests/test_via.py tests/test_via_argv.py tests/test_run_via.py
 
 test: venv bytecode sglang-env vllm-env
+	@[ -e /usr/sbin/sshd ] || echo "make test: /usr/sbin/sshd is missing, so the --via tests (a real OpenSSH server on 127.0.0.1) will be skipped; install it with: sudo apt-get install -y openssh-server openssh-client (.ci/run does)"
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(addprefix --ignore=,$(SERIAL_TESTS))
 	$(BIN)/python -m pytest -q $(SERIAL_TESTS)
 
