@@ -7,6 +7,7 @@ from . import gpus
 from . import trace as tracefile
 from .adapters import annotate, choose_adapter
 from .analysis.explain import analyse, field_history
+from .analysis import verdict
 from .analysis.expect import evaluate_expectations
 from .analysis.prewarm import Prewarm
 from .exitcodes import ExitCode, FlagtraceError
@@ -145,30 +146,13 @@ def obtain_trace(opts, command, err):
 
 
 def check_outcome(trace, result):
-    outcome = trace["outcome"]
-    status = outcome.get("status")
-    if status in ("no_target", "no_framework", "unsupported"):
-        raise FlagtraceError(outcome.get("message", "target not found"))
-    for problem in trace.get("problems", []):
-        if problem.startswith(("watch:", "stop-at:")):
-            raise FlagtraceError(problem)
-    if not trace.get("objects") and status in ("exited", "raised") and not any(
-            p.get("error") for p in trace.get("parses", [])):
-        code = outcome.get("exit_code")
-        what = ("raised %s: %s" % (outcome["exception"]["type"], outcome["exception"]["message"])
-                if status == "raised" else "exited with status %s" % code)
-        raise FlagtraceError("the target %s before resolution started" % what,
+    refused = verdict.refusal(trace)
+    if refused:
+        raise FlagtraceError(refused)
+    died = verdict.died_early(trace)
+    if died:
+        raise FlagtraceError("the target %s before resolution started" % died,
                              detail=stderr_tail(result.stderr) if result else None)
-
-
-def exit_code(analysis, opts, failed_expectations=0):
-    if analysis["status"] == "error":
-        return ExitCode.TARGET_RAISED
-    if failed_expectations:
-        return ExitCode.OVERRIDDEN
-    if opts.strict and analysis["summary"]["overridden"]:
-        return ExitCode.OVERRIDDEN
-    return ExitCode.OK
 
 
 def run(argv, out, err):
@@ -277,7 +261,7 @@ def _report(opts, analysis, sink):
     # the terminal's colours only where the report goes to a terminal
     reporters.render(opts.format, doc, sink, {"verb": opts.verb, "width": opts.width, "details": opts.details,
                                               "no_color": opts.no_color or bool(opts.output)})
-    return exit_code(analysis, opts, failed)
+    return verdict.exit_code(analysis, opts.strict, failed)
 
 
 def list_gpus(opts, out):

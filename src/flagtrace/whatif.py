@@ -12,6 +12,7 @@ import shlex
 from . import gpus
 from . import trace as tracefile
 from .adapters import annotate, choose_adapter
+from .analysis import verdict
 from .analysis.explain import analyse
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import Target, is_python_name, parse_command
@@ -253,9 +254,9 @@ def analysis(result):
         raise FlagtraceError("%s ended before flagtrace could record anything (exit status %s)"
                              % (label, result.returncode), detail=stderr_tail(result.output))
     trace = tracefile.check(result.trace)
-    status = trace["outcome"].get("status")
-    if status in ("no_target", "no_framework", "unsupported"):
-        raise FlagtraceError(trace["outcome"].get("message", "target not found"))
+    refused = verdict.refusal(trace)
+    if refused:
+        raise FlagtraceError(refused)
     return annotate(analyse(trace))
 
 

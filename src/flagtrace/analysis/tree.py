@@ -12,6 +12,7 @@ import re
 
 from .. import trace as tracefile
 from ..exitcodes import ExitCode, FlagtraceError
+from . import verdict
 from ..probe.bootstrap.proctable import is_python_path
 from ..probe.bootstrap.sitecustomize import python_options
 from .explain import analyse
@@ -151,13 +152,11 @@ def _with_trace(node, trace, strict):
     node["adapter"] = trace.get("adapter")
     outcome = trace["outcome"]
     status = outcome.get("status")
-    if status in ("no_target", "no_framework", "unsupported"):
-        node.update(status="refused", message=outcome.get("message"), exit_code=int(ExitCode.CANNOT_RUN))
+    refused = verdict.refusal(trace)
+    if refused:
+        node.update(status="refused" if status in verdict.REFUSED else "problem", message=refused,
+                    exit_code=int(ExitCode.CANNOT_RUN))
         return
-    for problem in trace.get("problems", []):
-        if problem.startswith(("watch:", "stop-at:")):
-            node.update(status="problem", message=problem, exit_code=int(ExitCode.CANNOT_RUN))
-            return
     try:
         analysis = analyse(trace)
     except Exception as exc:  # a damaged trace must not hide the rest of the tree
@@ -173,12 +172,8 @@ def _with_trace(node, trace, strict):
         if status in ("raised", "exited"):  # as explain: it died before resolution started
             node["exit_code"] = int(ExitCode.CANNOT_RUN)
         return
-    if analysis["status"] == "error":
-        node.update(status="error", exit_code=int(ExitCode.TARGET_RAISED))
-    else:
-        node["status"] = "resolved"
-        if strict and analysis["summary"]["overridden"]:
-            node["exit_code"] = int(ExitCode.OVERRIDDEN)
+    node.update(status="error" if analysis["status"] == "error" else "resolved",
+                exit_code=int(verdict.exit_code(analysis, strict)))
     after = outcome.get("after")
     if after:
         node["after"] = after
