@@ -25,7 +25,6 @@ import secrets
 import shlex
 import signal
 import stat
-import struct
 import subprocess
 import threading
 import time
@@ -34,12 +33,12 @@ import zipfile
 from .. import __version__
 from ..exitcodes import ExitCode, FlagtraceError
 from ..probe.values import REDACTED, is_secret_name
+from .wire import MAGIC, Prefixed, frame, read_frame
 from .command import _FLAG_OPTIONS, _VALUE_OPTIONS, Target, is_python_name, parse_command
 from .local import BOOTSTRAP, PROBE_DIR, TOO_OLD, RunResult, run_probe, stderr_tail
 
 AGENT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "remote_agent.py")
-MAGIC = b"\x00\x01flagtrace-agent-1\x01"  # the same bytes as remote_agent.MAGIC
-_LEN = struct.Struct(">Q")
+WIRE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
 DEFAULT_PYTHON = "python3"
 GRACE = 15.0  # beyond --timeout, for connecting and transfers, before the transport is killed
 TRANSPORT_EXIT_WAIT = 5.0
@@ -275,8 +274,9 @@ def pack_dir(path):
 
 
 def _agent_source():
-    with open(AGENT_PATH, "rb") as fh:
-        return fh.read()
+    """What the loader runs on the remote side: the frames (wire.py), then the agent."""
+    with open(WIRE_PATH, "rb") as wire, open(AGENT_PATH, "rb") as agent:
+        return wire.read() + b"\n" + agent.read()
 
 
 def _env_changes(env):
@@ -428,15 +428,15 @@ class _Session:
         agent = _agent_source()
         try:
             self._write(b"%d\n" % len(agent) + agent)
-            self._write(_frame(b"H", json.dumps(self.header).encode("utf-8")))
-            self._write(_frame(b"Z", self.files))
+            self._write(frame(b"H", json.dumps(self.header).encode("utf-8")))
+            self._write(frame(b"Z", self.files))
             if _forwardable(self.stdin_fd):
                 while True:
                     data = os.read(self.stdin_fd, 65536)
                     if not data:
                         break
-                    self._write(_frame(b"I", data))
-            self._write(_frame(b"i", b""))
+                    self._write(frame(b"I", data))
+            self._write(frame(b"i", b""))
         except (OSError, ValueError):  # the transport is gone; the reader reports why
             pass
 
@@ -465,13 +465,10 @@ class _Session:
                 if len(buf) > 1 << 20:
                     buf = buf[-(1 << 16):]
             self.seen_magic = True
-            reader = _Prefixed(rest, stream)
+            reader = Prefixed(rest, stream)
             while True:
-                tag = reader.read(1)
-                if not tag:
-                    return
-                (size,) = _LEN.unpack(reader.read_exact(8))
-                self.frames.put((tag.decode("ascii"), reader.read_exact(size)))
+                tag, payload = read_frame(reader)
+                self.frames.put((tag.decode("ascii"), payload))
         except (OSError, ValueError, EOFError):
             return
         finally:
@@ -529,32 +526,6 @@ class _Session:
         raise FlagtraceError("%s: the connection ended %s during the remote run%s; the agent there stops "
                              "its target when its stdin closes"
                              % (label, _ended(self.proc.returncode), _last_line(err, ": ")))
-
-
-class _Prefixed:
-    def __init__(self, head, stream):
-        self.head = head
-        self.stream = stream
-
-    def read(self, n):
-        if self.head:
-            out, self.head = self.head[:n], self.head[n:]
-            return out
-        return self.stream.read(n)
-
-    def read_exact(self, n):
-        chunks = []
-        while n:
-            data = self.read(n)
-            if not data:
-                raise EOFError
-            chunks.append(data)
-            n -= len(data)
-        return b"".join(chunks)
-
-
-def _frame(tag, payload):
-    return tag + _LEN.pack(len(payload)) + payload
 
 
 def _forwardable(fd):

@@ -19,7 +19,7 @@ With ``tree`` in the header (``flagtrace run``) the target is a launch command: 
 bootstrap/supervise.py runs it under the bootstrap and watches its whole process tree here
 (through /proc); the run document comes back as the file run.json.
 
-A frame is: tag (1 byte), length (8 bytes, big-endian), payload.
+The frames (MAGIC, frame, read_frame) are wire.py's: its source arrives just before this file's.
 """
 import io
 import json
@@ -27,7 +27,6 @@ import os
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -35,27 +34,8 @@ import threading
 import time
 import zipfile
 
-MAGIC = b"\x00\x01flagtrace-agent-1\x01"
-_LEN = struct.Struct(">Q")
-
-
-def read_exact(stream, n):
-    chunks = []
-    while n:
-        data = stream.read(n)
-        if not data:
-            raise EOFError
-        chunks.append(data)
-        n -= len(data)
-    return b"".join(chunks)
-
-
-def read_frame(stream):
-    tag = stream.read(1)
-    if not tag:
-        raise EOFError
-    (size,) = _LEN.unpack(read_exact(stream, 8))
-    return tag, read_exact(stream, size)
+if "read_frame" not in globals():  # run from its own file, not sent after wire.py's source
+    from flagtrace.launch.wire import MAGIC, frame, read_frame  # noqa: F401
 
 
 class Channel:
@@ -75,9 +55,7 @@ class Channel:
                 self.broken = True
 
     def send(self, tag, payload):
-        if isinstance(payload, str):
-            payload = payload.encode("utf-8")
-        self.raw(tag + _LEN.pack(len(payload)) + payload)
+        self.raw(frame(tag, payload))
 
     def send_json(self, tag, doc):
         self.send(tag, json.dumps(doc))
