@@ -39,6 +39,7 @@ from .local import BOOTSTRAP, PROBE_DIR, TOO_OLD, RunResult, run_probe, stderr_t
 
 AGENT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "remote_agent.py")
 WIRE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
+PROCTABLE_PATH = os.path.join(PROBE_DIR, "bootstrap", "proctable.py")
 DEFAULT_PYTHON = "python3"
 GRACE = 15.0  # beyond --timeout, for connecting and transfers, before the transport is killed
 TRANSPORT_EXIT_WAIT = 5.0
@@ -274,9 +275,13 @@ def pack_dir(path):
 
 
 def _agent_source():
-    """What the loader runs on the remote side: the frames (wire.py), then the agent."""
-    with open(WIRE_PATH, "rb") as wire, open(AGENT_PATH, "rb") as agent:
-        return wire.read() + b"\n" + agent.read()
+    """What the loader runs on the remote side: the process-tree killer the probe uses here
+    (bootstrap/proctable.py), the frames (wire.py), then the agent."""
+    parts = []
+    for path in (PROCTABLE_PATH, WIRE_PATH, AGENT_PATH):
+        with open(path, "rb") as fh:
+            parts.append(fh.read())
+    return b"\n".join(parts)
 
 
 def _env_changes(env):

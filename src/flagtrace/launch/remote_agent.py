@@ -19,7 +19,8 @@ With ``tree`` in the header (``flagtrace run``) the target is a launch command: 
 bootstrap/supervise.py runs it under the bootstrap and watches its whole process tree here
 (through /proc); the run document comes back as the file run.json.
 
-The frames (MAGIC, frame, read_frame) are wire.py's: its source arrives just before this file's.
+The frames (MAGIC, frame, read_frame) are wire.py's and the process-tree killer (kill_tree) is the
+probe's bootstrap/proctable.py: their sources arrive just before this file's.
 """
 import io
 import json
@@ -34,8 +35,9 @@ import threading
 import time
 import zipfile
 
-if "read_frame" not in globals():  # run from its own file, not sent after wire.py's source
+if "read_frame" not in globals():  # run from its own file, not sent after wire.py's and proctable.py's source
     from flagtrace.launch.wire import MAGIC, frame, read_frame  # noqa: F401
+    from flagtrace.probe.bootstrap.proctable import kill_tree  # noqa: F401
 
 
 class Channel:
@@ -59,42 +61,6 @@ class Channel:
 
     def send_json(self, tag, doc):
         self.send(tag, json.dumps(doc))
-
-
-def descendants(pid):
-    """Processes under ``pid`` (Linux /proc; elsewhere none), for those that left its group."""
-    children = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-            except (OSError, ValueError, IndexError):
-                continue
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def kill_tree(proc, group_only=False):
-    pids = [] if group_only else descendants(proc.pid)
-    for kill, pid in [(os.killpg, proc.pid)] + [(os.kill, p) for p in pids]:
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        proc.wait(timeout=5)
-    except Exception:
-        pass
 
 
 def shebang_interpreter(path):
@@ -235,7 +201,7 @@ class Agent:
                                  tail(_read(err_path)))
         seconds = time.monotonic() - started
         # The target is done; anything it left running in its group goes too.
-        kill_tree(self.proc, group_only=True)
+        kill_tree(self.proc, pids=[])
         self.out.send(b"O", _read(out_path))
         self.out.send(b"E", _read(err_path))
         for name in h.get("collect", []):
