@@ -5,11 +5,9 @@ import re
 import shutil
 
 from ..exitcodes import ExitCode, FlagtraceError
+from ..probe.bootstrap.sitecustomize import python_options
 
 _PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?(\.exe)?$")
-# Interpreter options without an argument, and those that take one.
-_FLAG_OPTIONS = {"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q", "-b", "-bb", "-d", "-v", "-P"}
-_VALUE_OPTIONS = {"-X", "-W"}
 
 
 @dataclasses.dataclass
@@ -64,39 +62,28 @@ def parse_command(command):
     return Target(command, interpreter, [], "script", path, list(command[1:]))
 
 
+def python_command(command, rest):
+    """(options, mode, target, args) of a Python command line whose interpreter words are
+    ``command[: len(command) - len(rest)]``, read by the bootstrap's parser (the one every traced
+    process uses). Usage errors for what cannot be traced."""
+    parsed = python_options(["python"] + list(rest))
+    mode, target = parsed["mode"], parsed["target"]
+    shown = " ".join(command)
+    if mode in ("module", "code") and not target:
+        raise FlagtraceError("-%s expects an argument: %s" % (mode[0], shown), ExitCode.USAGE)
+    if mode == "stdin":
+        raise FlagtraceError("a program read from stdin cannot be traced; save it to a file", ExitCode.USAGE)
+    if mode in ("interactive", "info"):
+        raise FlagtraceError("no script or module to run in: %s (an interactive interpreter cannot be traced)"
+                             % shown, ExitCode.USAGE)
+    return parsed["options"], mode, target, parsed["args"]
+
+
 def _parse_python_args(command, interpreter, rest):
-    options = []
-    i = 0
-    while i < len(rest):
-        tok = rest[i]
-        if tok == "-m" or tok == "-c":
-            if i + 1 >= len(rest):
-                raise FlagtraceError("%s expects an argument: %s" % (tok, " ".join(command)), ExitCode.USAGE)
-            mode = "module" if tok == "-m" else "code"
-            return Target(command, interpreter, options, mode, rest[i + 1], list(rest[i + 2:]))
-        if tok.startswith("-m") and len(tok) > 2:
-            return Target(command, interpreter, options, "module", tok[2:], list(rest[i + 1:]))
-        if tok in _FLAG_OPTIONS:
-            options.append(tok)
-        elif tok in _VALUE_OPTIONS and i + 1 < len(rest):
-            options += [tok, rest[i + 1]]
-            i += 1
-        elif tok[:2] in _VALUE_OPTIONS:
-            options.append(tok)
-        elif tok.startswith("-") and tok != "-":
-            raise FlagtraceError("unsupported interpreter option %s in: %s" % (tok, " ".join(command)),
-                                 ExitCode.USAGE)
-        else:
-            if tok == "-":
-                raise FlagtraceError("a program read from stdin cannot be traced; save it to a file",
-                                     ExitCode.USAGE)
-            if not os.path.isfile(tok):
-                raise FlagtraceError("script not found: %s" % tok)
-            return Target(command, interpreter, options, "script", tok, list(rest[i + 1:]))
-        i += 1
-    raise FlagtraceError(
-        "no script or module to run in: %s (an interactive interpreter cannot be traced)"
-        % " ".join(command), ExitCode.USAGE)
+    options, mode, target, args = python_command(command, rest)
+    if mode == "script" and not os.path.isfile(target):
+        raise FlagtraceError("script not found: %s" % target)
+    return Target(command, interpreter, options, mode, target, list(args))
 
 
 def shebang_interpreter(path):

@@ -34,7 +34,7 @@ from .. import __version__
 from ..exitcodes import ExitCode, FlagtraceError
 from ..probe.values import REDACTED, is_secret_name
 from .wire import MAGIC, Prefixed, frame, read_frame
-from .command import _FLAG_OPTIONS, _VALUE_OPTIONS, Target, is_python_name, parse_command
+from .command import Target, is_python_name, parse_command, python_command
 from .local import BOOTSTRAP, PROBE_DIR, TOO_OLD, RunResult, run_probe, stderr_tail
 
 AGENT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "remote_agent.py")
@@ -173,39 +173,9 @@ def parse_remote_command(command, python=None):
     if not is_python_name(first):
         return RemoteTarget(list(command), python or DEFAULT_PYTHON, [], "script", first, list(command[1:]),
                             console_script=True, explicit_python=bool(python))
-    rest = command[1:]
-    options = []
-    i = 0
-    while i < len(rest):
-        tok = rest[i]
-        found = None
-        if tok in ("-m", "-c"):
-            if i + 1 >= len(rest):
-                raise FlagtraceError("%s expects an argument: %s" % (tok, shlex.join(command)), ExitCode.USAGE)
-            found = ("module" if tok == "-m" else "code", rest[i + 1], rest[i + 2:])
-        elif tok.startswith("-m") and len(tok) > 2:
-            found = ("module", tok[2:], rest[i + 1:])
-        elif tok in _FLAG_OPTIONS:
-            options.append(tok)
-        elif tok in _VALUE_OPTIONS and i + 1 < len(rest):
-            options += [tok, rest[i + 1]]
-            i += 1
-        elif tok[:2] in _VALUE_OPTIONS:
-            options.append(tok)
-        elif tok == "-":
-            raise FlagtraceError("a program read from stdin cannot be traced; save it to a file", ExitCode.USAGE)
-        elif tok.startswith("-"):
-            raise FlagtraceError("unsupported interpreter option %s in: %s" % (tok, shlex.join(command)),
-                                 ExitCode.USAGE)
-        else:
-            found = ("script", tok, rest[i + 1:])
-        if found:
-            mode, target, args = found
-            return RemoteTarget(list(command), python or first, options, mode, target, list(args),
-                                explicit_python=bool(python))
-        i += 1
-    raise FlagtraceError("no script or module to run in: %s (an interactive interpreter cannot be traced)"
-                         % shlex.join(command), ExitCode.USAGE)
+    options, mode, target, args = python_command(command, command[1:])
+    return RemoteTarget(list(command), python or first, options, mode, target, list(args),
+                        explicit_python=bool(python))
 
 
 def joins_into_shell(prefix):

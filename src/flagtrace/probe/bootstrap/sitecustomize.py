@@ -75,9 +75,11 @@ def relevant_env(environ):
 
 def python_options(argv):
     """What an interpreter makes of its command line (``argv[0]`` is the interpreter):
-    {'flags': single-letter options, 'mode': script|module|code|stdin|interactive|info,
-    'target': script / module / code, 'args': what follows it}."""
-    flags = []
+    {'flags': single-letter options, 'options': the interpreter's options as separate words
+    (``-u``, ``-X``, ``dev``), 'mode': script|module|code|stdin|interactive|info, 'target':
+    script / module / code, 'args': what follows it}. The one parser of Python command lines:
+    flagtrace's launch side (launch/command.py, launch/remote.py) uses it too."""
+    flags, options = [], []
     i = 1
     while i < len(argv):
         tok = argv[i]
@@ -88,9 +90,11 @@ def python_options(argv):
             break
         if tok.startswith("--"):
             if tok in ("--help", "--version", "--help-env", "--help-xoptions", "--help-all"):
-                return {"flags": flags, "mode": "info", "target": tok, "args": list(argv[i + 1:])}
-            if tok in _LONG_WITH_VALUE:
+                return {"flags": flags, "options": options, "mode": "info", "target": tok, "args": list(argv[i + 1:])}
+            options.append(tok)
+            if tok in _LONG_WITH_VALUE and i + 1 < len(argv):
                 i += 1
+                options.append(argv[i])
             i += 1
             continue
         j = 1
@@ -102,17 +106,19 @@ def python_options(argv):
                     i += 1
                     value = argv[i] if i < len(argv) else ""
                 if ch in "cm":
-                    return {"flags": flags, "mode": "code" if ch == "c" else "module", "target": value,
-                            "args": list(argv[i + 1:])}
+                    return {"flags": flags, "options": options, "mode": "code" if ch == "c" else "module",
+                            "target": value, "args": list(argv[i + 1:])}
+                options += ["-" + ch, value]
                 break
             flags.append(ch)
+            options.append("-" + ch)
             j += 1
         i += 1
     if i >= len(argv):
-        return {"flags": flags, "mode": "interactive", "target": None, "args": []}
+        return {"flags": flags, "options": options, "mode": "interactive", "target": None, "args": []}
     if argv[i] == "-":
-        return {"flags": flags, "mode": "stdin", "target": "-", "args": list(argv[i + 1:])}
-    return {"flags": flags, "mode": "script", "target": argv[i], "args": list(argv[i + 1:])}
+        return {"flags": flags, "options": options, "mode": "stdin", "target": "-", "args": list(argv[i + 1:])}
+    return {"flags": flags, "options": options, "mode": "script", "target": argv[i], "args": list(argv[i + 1:])}
 
 
 def _own_argv():
