@@ -75,6 +75,23 @@ def test_broken_continuation(tmp_path):
     assert "never reached this process: --page-size 64 --cache-strategy extra_buffer" in text
     assert "line 7 ran as a command of its own" in text
     assert "argument 4 is ' ', only blanks" in text
+    md = run_cli(["run", "--from", r.saved, "--format", "markdown"])
+    assert md.rc == r.rc
+    tokens = _markdown_tokens(md.out)
+    cells = [t.content for t in tokens if t.type == "inline" and t.level >= 3]  # table cells
+    row = cells[cells.index(str(p["pid"])):][:5]
+    assert row[3] == "error" and row[4] == "the argument parser refused the command line: unrecognized arguments:"
+    items = [t.content for t in tokens if t.type == "inline" and "space after the backslash" in t.content]
+    assert items == ["line 6: `\"${PYTHON:-python3}\" tests/examples/serve_config.py --model hybrid-7b \\` — a space "
+                     "after the backslash ended the command; line 7 ran as a command of its own; never reached the "
+                     "process: --page-size 64 --cache-strategy extra_buffer"]
+    assert "The argument parser refused the command line" in md.out  # the process's own error block
+
+
+def _markdown_tokens(text):
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").parse(text)
 
 
 def test_heredoc_quoting(tmp_path):

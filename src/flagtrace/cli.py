@@ -11,8 +11,7 @@ from .analysis import verdict
 from .analysis.expect import evaluate_expectations
 from .analysis.prewarm import Prewarm
 from .exitcodes import ExitCode, FlagtraceError
-from .launch.command import parse_command
-from .launch.local import run_probe, stderr_tail
+from .launch.local import stderr_tail
 from .launch import remote
 from .progress import Progress
 from . import report as reporters
@@ -27,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
                              ExitCode.USAGE)
 
 
-def _common(p):
+def _common(p, verb):
     p.add_argument("--from", dest="from_trace", metavar="TRACE.json",
                    help="analyse a saved trace instead of running a command")
     p.add_argument("--save-trace", metavar="FILE", help="also write the raw trace to FILE")
@@ -37,7 +36,7 @@ def _common(p):
                    help="stop the target when it calls this (resolution is over); repeatable")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="kill the target and its children after this long (default %(default)s)")
-    p.add_argument("--format", choices=reporters.FORMATS, default="terminal")
+    p.add_argument("--format", choices=reporters.formats(verb), default="terminal")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--show-output", action="store_true", help="print the target's own stdout/stderr too")
     p.add_argument("--width", type=int, default=None, help="terminal report width (default: the terminal's)")
@@ -61,18 +60,18 @@ def build_parser():
     parser.add_argument("--version", action="version", version="flagtrace " + __version__)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     p = sub.add_parser("explain", help="report every field: overridden, decided, honoured, default")
-    _common(p)
+    _common(p, "explain")
     p.add_argument("--fix", action="store_true", help="add the best verified fix to the error and to each "
                    "overridden field (flagtrace fix; resolves the command again per candidate)")
     p = sub.add_parser("why", help="the full history of one field")
     p.add_argument("field")
-    _common(p)
+    _common(p, "why")
     p = sub.add_parser("gpus", help="list the GPU profiles --gpu can simulate")
     p.add_argument("--toml", action="store_true", help="print the profiles as TOML (a template)")
     p = sub.add_parser("check", help="exit 1 unless every --expect holds (and, with --strict, nothing "
                                       "explicit was overridden)")
     p.add_argument("--expect", action="append", default=[], metavar="FIELD=VALUE")
-    _common(p)
+    _common(p, "check")
     p = sub.add_parser("diff", help="the same command on two GPUs, or with a flag or variable changed: "
                                      "the fields that differ and why")
     from .diffcmd import add_arguments as diff_arguments
@@ -97,7 +96,7 @@ def build_parser():
                                     "(flagtrace run -- bash launch.sh)")
     p.add_argument("--live", action="store_true", help="let processes run past their stop point and "
                    "record until they exit (default: stop each framework process before weights load)")
-    _common(p)
+    _common(p, "run")
     return parser
 
 

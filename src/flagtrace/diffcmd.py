@@ -7,8 +7,6 @@ per (interpreter, GPU profile), one fork per side (launch/variants.py); each sid
 ``explain`` would, then compared (analysis/compare.py).
 """
 import concurrent.futures
-import os
-import shlex
 
 from . import whatif
 from .analysis.compare import compare
@@ -16,8 +14,8 @@ from .exitcodes import ExitCode, FlagtraceError
 from .launch import remote
 from .launch.variants import Variant, VariantResult
 from .adapters import choose_adapter
-from .report import jsonreport
-from .report.paths import short_path
+from . import report as reporters
+from .report.paths import source_context
 
 
 def add_arguments(p):
@@ -35,7 +33,7 @@ def add_arguments(p):
                    help="the other side: the command without this option (back to its default)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="the other side: the command with this environment variable (KEY= removes it)")
-    whatif.add_arguments(p, "side", ("terminal", "json", "markdown"))
+    whatif.add_arguments(p, "side", "diff")
 
 
 def join_values(head):
@@ -103,13 +101,9 @@ def run_diff(opts, command, out, err):
     doc["translated"] = [notes.get(r.variant.label, []) for r in results]
     doc["alone"] = [r.why if r.status == "alone" else None for r in results]
     doc["releases"] = [_release(a) for a in analyses]
+    doc["sources"] = [source_context(a) for a in analyses]
     with whatif.sink(opts, out) as stream:
-        if opts.format == "json":
-            jsonreport.write(doc, stream)
-        elif opts.format == "markdown":
-            render_markdown(doc, analyses, stream)
-        else:
-            render(doc, analyses, stream)
+        reporters.render(opts.format, doc, stream, {"verb": "diff"})
     return ExitCode.OK
 
 
@@ -152,86 +146,3 @@ def _via_side(command, opts):
 def _release(analysis):
     adapter = analysis.get("adapter") or {}
     return "%s %s" % (adapter.get("name"), adapter.get("version")) if adapter.get("version") else None
-
-
-# -- terminal -----------------------------------------------------------------------------------
-def render(doc, analyses, sink):
-    w = sink.write
-    sides = doc["sides"]
-    w("flagtrace diff  %s\n" % " ".join(shlex.quote(a) for a in doc["command"]))
-    for i, label in enumerate(sides):
-        status = doc["statuses"][i]
-        error = doc["errors"][i]
-        release = doc["releases"][i]
-        w("  side %d  %s%s  (%s%s)\n" % (i + 1, label, "  [%s]" % release if release else "",
-                                         status, ": " + error if error else ""))
-        for note in doc["translated"][i]:
-            w("          translated: %s\n" % note)
-        if doc["alone"][i]:
-            w("          resolved in a process of its own: %s\n" % doc["alone"][i])
-    diffs = doc["differences"]
-    w("\n%d of %d fields differ\n" % (len(diffs), doc["fields_compared"]))
-    # a field one side lacks and the other leaves at its default, a random one: listed, not detailed
-    quiet = [d for d in diffs if d["cause"]["kind"] == "absent" and set(d["verdicts"]) <= {None, "default"}]
-    random = [d for d in diffs if d["cause"]["kind"] == "random"]
-    quiet += random
-    for d in diffs:
-        if d in quiet:
-            continue
-        w("\n%s%s\n" % (d["field"], "  (named %s)" % " / ".join(d["names"]) if d.get("names") else ""))
-        for i, label in enumerate(sides):
-            decider = d["deciders"][i]
-            where = ("  %s  %s:%s" % (decider["func"], short_path(decider["file"], analyses[i]), decider["line"])
-                     if decider else "")
-            w("  %d  %-24s %-10s%s\n" % (i + 1, whatif.cut(d["values"][i], 40), d["verdicts"][i] or "-", where))
-        w("  cause: %s\n" % whatif.cut(d["cause"]["text"], 300))
-        for read in d["cause"].get("reads", []):
-            w("         %s = %s\n" % (read["field"], " vs ".join(read["values"])))
-    if random:
-        w("\nrandom (they differ between two resolutions of the same command): %s\n"
-          % ", ".join(d["field"] for d in random))
-    for i, label in enumerate(sides):
-        only = [d["field"] for d in quiet if d not in random and d["values"][i] != "(no such field)" and
-                all(v == "(no such field)" for j, v in enumerate(d["values"]) if j != i)]
-        if only:
-            w("\nonly side %d has (at their defaults): %s\n" % (i + 1, whatif.cut(", ".join(only), 1200)))
-
-
-
-
-# -- markdown -----------------------------------------------------------------------------------
-def render_markdown(doc, analyses, sink):
-    from .report.markdown import code, plain, where
-
-    w = lambda text="": sink.write(text + "\n")  # noqa: E731
-    sides = doc["sides"]
-    shown = [d for d in doc["differences"] if d["cause"]["kind"] not in ("absent", "random")]
-    w("### flagtrace diff: %d of %d fields differ" % (len(doc["differences"]), doc["fields_compared"]))
-    w()
-    w("```sh\n%s\n```" % " ".join(shlex.quote(a) for a in doc["command"]))
-    w()
-    for i, label in enumerate(sides):
-        error = doc["errors"][i]
-        w("- side %d: %s%s: %s%s" % (i + 1, code(label), " (%s)" % doc["releases"][i] if doc["releases"][i] else "",
-                                      doc["statuses"][i], " — %s" % plain(error) if error else ""))
-        for note in doc["translated"][i]:
-            w("  - translated: %s" % plain(note))
-    w()
-    if shown:
-        w("| field | %s | cause |" % " | ".join("side %d" % (i + 1) for i in range(len(sides))))
-        w("|---|%s---|" % ("---|" * len(sides)))
-        for d in shown:
-            cells = []
-            for i, value in enumerate(d["values"]):
-                decider = d["deciders"][i]
-                at = " %s" % where(analyses[i], decider["file"], decider["line"]) if decider else ""
-                cells.append("%s %s%s" % (code(value, 40), d["verdicts"][i] or "", at))
-            w("| %s | %s | %s |" % (code(d["field"]), " | ".join(cells), plain(whatif.cut(d["cause"]["text"], 200))))
-    rest = [d["field"] for d in doc["differences"] if d not in shown]
-    if rest:
-        w()
-        w("<details><summary>%d more: random, or a field one side lacks</summary>" % len(rest))
-        w()
-        w(plain(", ".join(rest)))
-        w()
-        w("</details>")

@@ -3,14 +3,13 @@
 
 One import of the framework per GPU profile, one fork per flag set (whatif.py); terminal, JSON, CSV.
 """
-import csv
 import difflib
 
 from . import whatif
 from .analysis.compare import error_line, ordered_keys
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.variants import Variant
-from .report import jsonreport
+from . import report as reporters
 
 SCHEMA = "flagtrace/matrix@1"
 
@@ -25,7 +24,7 @@ def add_arguments(p):
                         "between releases are translated")
     p.add_argument("--fields", default=None, metavar="A,B,...",
                    help="the columns (default: every field that differs between the cells)")
-    whatif.add_arguments(p, "cell", ("terminal", "json", "csv", "markdown"))
+    whatif.add_arguments(p, "cell", "matrix")
 
 
 def run_matrix(opts, command, out, err):
@@ -59,14 +58,7 @@ def run_matrix(opts, command, out, err):
          "values": {name: _cell(t.get(name)) for name in fields}}
         for (python, gpu, flags), (r, a), t in zip(rows, resolved, tables)]}
     with whatif.sink(opts, out) as stream:
-        if opts.format == "json":
-            jsonreport.write(doc, stream)
-        elif opts.format == "csv":
-            write_csv(doc, stream)
-        elif opts.format == "markdown":
-            render_markdown(doc, stream)
-        else:
-            render(doc, stream)
+        reporters.render(opts.format, doc, stream, {"verb": "matrix"})
     return ExitCode.OK
 
 
@@ -91,60 +83,3 @@ def _cell(report):
     if report is None:
         return None
     return {"value": report["final"]["repr"], "verdict": report["verdict"]}
-
-
-def write_csv(doc, stream):
-    writer = csv.writer(stream)
-    writer.writerow(["python", "gpu", "flags", "status"] + doc["fields"])
-    for cell in doc["cells"]:
-        writer.writerow([cell["python"] or "", cell["gpu"] or "", cell["flags"], cell["status"]]
-                        + [(cell["values"][f] or {}).get("value", "") for f in doc["fields"]])
-
-
-def render(doc, stream):
-    fields = doc["fields"]
-    pythons = any(c["python"] for c in doc["cells"])
-    head = (["python"] if pythons else []) + ["gpu", "flags"] + fields
-    rows = []
-    for cell in doc["cells"]:
-        values = []
-        for name in fields:
-            v = cell["values"][name]
-            values.append("-" if v is None else whatif.cut(v["value"], 28) + ("*" if v["verdict"] == "overridden" else ""))
-        if cell["error"]:
-            values = [cell["error"]] + [""] * (len(fields) - 1) if fields else [cell["error"]]
-        rows.append(([cell["python"]] if pythons else []) + [cell["gpu"] or "(this machine)",
-                                                             cell["flags"] or "(as typed)"] + values)
-    widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
-    stream.write("flagtrace matrix  %s\n\n" % " ".join(doc["command"]))
-    for row in [head] + rows:
-        stream.write("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
-    if not fields:
-        stream.write("\nno field differs between the cells\n")
-    for note in sorted({n for c in doc["cells"] for n in c.get("translated", [])}):
-        stream.write("\ntranslated: %s\n" % note)
-    alone = [c for c in doc["cells"] if c.get("alone")]
-    if alone:
-        stream.write("\n%d cells were resolved in processes of their own: %s\n" % (len(alone), alone[0]["alone"]))
-    if any((v or {}).get("verdict") == "overridden" for c in doc["cells"] for v in c["values"].values()):
-        stream.write("\n* overridden: the command line asked for another value\n")
-
-
-
-def render_markdown(doc, stream):
-    from .report.markdown import code, plain
-
-    fields = doc["fields"]
-    pythons = any(c["python"] for c in doc["cells"])
-    head = (["python"] if pythons else []) + ["gpu", "flags"] + fields
-    stream.write("### flagtrace matrix: %d cells\n\n```sh\n%s\n```\n\n" % (len(doc["cells"]), " ".join(doc["command"])))
-    stream.write("| %s |\n|%s\n" % (" | ".join(head), "---|" * len(head)))
-    for cell in doc["cells"]:
-        values = [plain(cell["error"])] + [""] * (len(fields) - 1) if cell["error"] and fields else [
-            "-" if cell["values"][n] is None else code(cell["values"][n]["value"], 40)
-            + ("\\*" if cell["values"][n]["verdict"] == "overridden" else "") for n in fields]
-        row = ([code(cell["python"])] if pythons else []) + [cell["gpu"] or "(this machine)",
-                                                            code(cell["flags"]) if cell["flags"] else "(as typed)"]
-        stream.write("| %s |\n" % " | ".join(row + values))
-    if any((v or {}).get("verdict") == "overridden" for c in doc["cells"] for v in c["values"].values()):
-        stream.write("\n\\* overridden: the command line asked for another value\n")

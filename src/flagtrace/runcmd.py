@@ -13,7 +13,7 @@ from .exitcodes import ExitCode, FlagtraceError
 from .launch import remote
 from .launch.local import stderr_tail
 from .launch.tree import RUN_SCHEMA, run_tree
-from .report import tree as tree_report
+from . import report as reporters
 
 
 
@@ -78,9 +78,6 @@ def obtain_run(opts, command, err):
 
 
 def run_verb(opts, command, out, err):
-    if opts.format == "markdown":
-        raise FlagtraceError("--format markdown is not available for flagtrace run yet; use terminal or json",
-                             ExitCode.USAGE)
     doc = obtain_run(opts, command, err)
     result = analyse_run(doc, strict=opts.strict)
     if opts.show_output:
@@ -90,19 +87,11 @@ def run_verb(opts, command, out, err):
         raise FlagtraceError(result["message"], detail=stderr_tail(doc.get("stderr", "").encode()) or None)
     sink = open(opts.output, "w", encoding="utf-8") if opts.output else out
     try:
-        if opts.format == "json":
-            tree_report.write_json(result, sink)
-        else:
-            tree_report.render(result, _console(opts, sink), details=opts.details)
+        reporters.render(opts.format, result, sink, {"verb": "run", "width": opts.width, "details": opts.details,
+                                                     "no_color": opts.no_color or bool(opts.output)})
     finally:
         if opts.output:
             sink.close()
     if result["message"]:
         err.write("flagtrace: %s\n" % result["message"])
     return result["exit_code"]
-
-
-def _console(opts, sink):
-    from .report.terminal import console_for
-
-    return console_for(sink, {"width": opts.width, "no_color": opts.no_color or bool(opts.output)})

@@ -20,8 +20,10 @@ from .launch.local import stderr_tail
 from .launch.variants import VariantSession, imports_cache
 
 
-def add_arguments(p, unit, formats):
-    """The options diff and matrix share (``unit``: what one resolution is called)."""
+def add_arguments(p, unit, verb):
+    """The options diff, matrix and fix share (``unit``: what one resolution is called)."""
+    from .report import formats
+
     p.add_argument("--watch", action="append", default=[], metavar="MODULE:CLASS",
                    help="config class to watch (repeatable); adapters know their framework's")
     p.add_argument("--stop-at", action="append", default=[], metavar="MODULE:FUNCTION",
@@ -29,7 +31,7 @@ def add_arguments(p, unit, formats):
     p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="per %s: kill its resolution after this long (default %%(default)s)" % unit)
-    p.add_argument("--format", choices=formats, default="terminal")
+    p.add_argument("--format", choices=formats(verb), default="terminal")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
 
 
@@ -302,10 +304,6 @@ def sink(opts, out):
         yield fh
 
 
-def cut(text, width):
-    """``text`` on one line, at most ``width`` characters (a table cell, a cause)."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 # -- a variant's command line ------------------------------------------------------------------

@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from .. import __version__
-from ..exitcodes import ExitCode, FlagtraceError
+from ..exitcodes import FlagtraceError
 from ..probe.bootstrap.proctable import kill_tree
 from .command import Target
 

@@ -248,3 +248,90 @@ def render(doc, sink, options):
     report.honoured()
     report.simulation()
     report.footer()
+
+
+def render_run(result, sink, options):
+    """flagtrace run: the command's outcome, a table of its processes, what the script did wrong,
+    then each process that resolved a config as explain reports it (in ``<details>`` when there
+    are several)."""
+    import shlex
+
+    w = lambda text="": sink.write(text + "\n")  # noqa: E731
+    s = result["summary"]
+    w("### flagtrace run: %d Python process%s, %d resolved a config, %d failed" % (
+        s["python"], "" if s["python"] == 1 else "es", s["resolved"], s["errors"]))
+    w()
+    w("```sh\n%s\n```" % " ".join(shlex.quote(a) for a in result.get("command") or []))
+    w()
+    status = "timed out" if result.get("timed_out") else "interrupted" if result.get("interrupted") else \
+        "exit status %s" % result.get("exit_status")
+    w("%s · %s%s" % (status, "live" if result.get("live") else "dry: framework processes stopped at their stop point",
+                     " · simulated %s" % plain(result["simulation"]) if result.get("simulation") else ""))
+    if result.get("message"):
+        w()
+        w("> %s" % plain(result["message"]))
+    w()
+    w("| pid | parent | process | status | result |")
+    w("|---|---|---|---|---|")
+    for n in result["processes"]:
+        w("| %s | %s | %s | %s | %s |" % (n["pid"], n.get("parent") or "", code(" ".join(n.get("argv") or ["?"]), 80),
+                                          plain(n["status"]), plain(_process_result(n))))
+    findings = (result.get("script") or {}).get("findings") or []
+    if findings:
+        w()
+        w("#### Script")
+        w()
+        for f in findings:
+            w("- line %s: %s — %s" % (f["line"], code(f.get("text", ""), 120), plain(_finding(f))))
+    left = result.get("leftovers") or []
+    if left:
+        w()
+        w("#### Still running when the command exited (killed)")
+        w()
+        for item in left:
+            w("- pid %s %s" % (item["pid"], code(" ".join(item["argv"]), 120)))
+    shown = [n for n in result["processes"] if n.get("analysis") and n["status"] in ("resolved", "error")]
+    for n in shown:
+        w()
+        w("<details%s><summary>pid %s · %s</summary>" % (" open" if len(shown) == 1 else "", n["pid"],
+                                                         plain(" ".join(n.get("argv") or [])[:100])))
+        w()
+        report = MarkdownReport(n["analysis"], sink, "run")
+        report.error()
+        report.overridden()
+        report.decided()
+        report.honoured()
+        report.simulation()
+        w()
+        w("</details>")
+    w()
+    w("<sub>flagtrace %s</sub>" % __version__)
+
+
+def _process_result(n):
+    a = n.get("analysis")
+    if a and n["status"] == "error":
+        err = a.get("error") or {}
+        message = " ".join(str(err.get("message", "")).split())[:160]
+        if err.get("kind") == "argparse":
+            return "the argument parser refused the command line: %s" % message
+        return "%s: %s" % (err.get("type"), message)
+    if a and n["status"] == "resolved":
+        s = a["summary"]
+        return "%s · %d fields · %d overridden · %d decided" % (a.get("object") or "?", s["fields"], s["overridden"],
+                                                                s["decided"])
+    return n.get("reason") or n.get("message") or ""
+
+
+def _finding(f):
+    if f["kind"] == "broken-continuation":
+        lost = sorted({w for words in (f.get("never_reached") or {}).values() for w in words}, key=f["orphan"].index)
+        return ("a space after the backslash ended the command; line %s ran as a command of its own%s"
+                % (f["orphan_line"], "; never reached the process: %s" % " ".join(lost) if lost else ""))
+    if f["kind"] == "unexported":
+        return "%s is assigned but never exported" % f["name"]
+    if f["kind"] == "quoted-heredoc":
+        return "the heredoc delimiter is quoted, so %s reach whatever reads it unexpanded" % (
+            ", ".join("$" + n for n in f["names"]))
+    return f["kind"]
+

@@ -19,3 +19,10 @@ def short_path(path, analysis):
         if root and path.startswith(root.rstrip(os.sep) + os.sep):
             return os.path.relpath(path, root)
     return path
+
+
+def source_context(analysis):
+    """What short_path and source links read of an analysis, kept in documents (diff) that show
+    paths from several analyses."""
+    return {"adapter": analysis.get("adapter"), "packages": analysis.get("packages", []),
+            "target": {"cwd": (analysis.get("target") or {}).get("cwd")}}

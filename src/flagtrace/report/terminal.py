@@ -5,8 +5,6 @@ from rich.console import Console
 
 from .paths import short_path  # noqa: F401  (re-exported)
 from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 MAX_DECIDED_DETAIL = 40
 

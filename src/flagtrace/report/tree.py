@@ -6,7 +6,7 @@ import shlex
 
 from rich.markup import escape
 
-from . import jsonreport, terminal
+from . import terminal
 
 _STATUS = {
     "resolved": "[green]resolved[/green]", "error": "[red bold]resolution failed[/red bold]",
@@ -15,10 +15,6 @@ _STATUS = {
     "not watched": "[dim]no watched import[/dim]", "process": "",
 }
 _ENV_NAMES = "SGLANG_*, SGL_*, VLLM_*, HF_*, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, PYTHONPATH"
-
-
-def write_json(result, sink):
-    jsonreport.write(result, sink)
 
 
 def short_argv(argv, limit=160):
@@ -235,3 +231,8 @@ class TreeReport:
 
 def render(result, console, details=False):
     TreeReport(result, console, details=details).render()
+
+
+def render_doc(result, sink, options):
+    """The registry's entry (report/__init__.py) for flagtrace run."""
+    render(result, terminal.console_for(sink, options), details=options.get("details"))

@@ -12,14 +12,12 @@ Called in-process by launch/tree.py for a local run, and by the ``--via`` agent
 only, Python >= 3.9, package-relative imports only.
 """
 import ast
-import contextlib
 import importlib.util
 import json
 import os
 import py_compile
 import re
 import shutil
-import signal
 import subprocess
 import time
 
