@@ -86,6 +86,21 @@ def test_bad_input_as_a_process(name, private_tmp):
     assert os.listdir(private_tmp) == []
 
 
+def test_problems_are_structured_in_the_trace(tmp_path, no_leftovers):
+    """The refusal comes from the problem's kind (trace@2), not from matching its text."""
+    saved = tmp_path / "trace.json"
+    r = run_cli(["explain", "--watch", "json:NoSuchConfig", "--watch", W_SERVE, "--save-trace", str(saved), "--",
+                 PY, example("serve_config.py")])
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "watch: json has no class NoSuchConfig")
+    trace = json.loads(saved.read_text())
+    assert {"kind": "spec", "message": "watch: json has no class NoSuchConfig"} in trace["problems"]
+    for problem in trace["problems"]:
+        problem["kind"] = "probe"  # the same words under another kind: no longer a refusal
+    saved.write_text(json.dumps(trace))
+    again = run_cli(["explain", "--from", str(saved), "--no-color"])
+    assert again.rc == ExitCode.OK and "note: watch: json has no class NoSuchConfig" in flat(again.out)
+
+
 def test_no_verb_prints_help():
     r = run_cli([])
     assert r.rc == ExitCode.USAGE and "explain" in r.out
@@ -192,7 +207,7 @@ def _from(tmp_path, content):
 def test_from_file_that_is_not_json(tmp_path):
     r, path = _from(tmp_path, b"\x89PNG\r\n\x1a\n\x00\x00 not json at all")
     assert_clear_error(r, ExitCode.CANNOT_RUN, "%s is not a flagtrace trace (not JSON)" % path)
-    r, path = _from(tmp_path, b"{\"schema\": \"flagtrace/trace@1\", ")
+    r, path = _from(tmp_path, b"{\"schema\": \"flagtrace/trace@2\", ")
     assert_clear_error(r, ExitCode.CANNOT_RUN, "not JSON")
 
 
@@ -203,13 +218,13 @@ def test_from_json_that_is_not_a_trace(tmp_path, content):
 
 
 def test_from_trace_of_a_newer_schema(tmp_path):
-    r, path = _from(tmp_path, {"schema": "flagtrace/trace@2", "target": {}, "outcome": {}, "objects": [],
+    r, path = _from(tmp_path, {"schema": "flagtrace/trace@3", "target": {}, "outcome": {}, "objects": [],
                                "events": []})
-    assert_clear_error(r, ExitCode.CANNOT_RUN, "has schema flagtrace/trace@2", "this flagtrace reads flagtrace/trace@1")
+    assert_clear_error(r, ExitCode.CANNOT_RUN, "has schema flagtrace/trace@3", "this flagtrace reads flagtrace/trace@2")
 
 
 def test_from_damaged_trace(tmp_path):
-    r, path = _from(tmp_path, {"schema": "flagtrace/trace@1", "target": {}})
+    r, path = _from(tmp_path, {"schema": "flagtrace/trace@2", "target": {}})
     assert_clear_error(r, ExitCode.CANNOT_RUN, "damaged flagtrace trace", "outcome")
 
 
@@ -217,7 +232,7 @@ def test_an_internal_error_exits_70_with_one_line_and_the_traceback_saved(tmp_pa
     # a trace whose header is intact but whose body is not what the probe writes: the analysis
     # breaks inside flagtrace, which is flagtrace's own failure, not the target's (never exit 1)
     damaged = tmp_path / "trace.json"
-    damaged.write_text(json.dumps({"schema": "flagtrace/trace@1", "target": {}, "outcome": {"status": "stopped"},
+    damaged.write_text(json.dumps({"schema": "flagtrace/trace@2", "target": {}, "outcome": {"status": "stopped"},
                                    "objects": "not a list", "events": 7}))
     cache = tmp_path / "cache"
     r = run_sub(["explain", "--from", str(damaged)], env={"FLAGTRACE_CACHE_DIR": str(cache)})

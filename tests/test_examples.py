@@ -433,7 +433,7 @@ def test_saved_trace_gives_the_same_report(tmp_path):
     assert again.doc == live.doc
     with open(saved, encoding="utf-8") as fh:
         trace = json.load(fh)
-    assert trace["schema"] == "flagtrace/trace@1"
+    assert trace["schema"] == "flagtrace/trace@2"
     assert os.path.abspath(example(SERVE)) in {os.path.abspath(p) for p in trace["sources"]}
     term_live = run_cli(["explain", "--no-color", "--from", saved])
     term = run_cached(["explain", "--no-color"] + argv)

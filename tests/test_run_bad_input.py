@@ -77,7 +77,7 @@ def test_bad_input(name, no_leftovers):
 
 def test_from_a_file_that_is_not_a_run(no_leftovers, tmp_path):
     path = tmp_path / "trace.json"
-    path.write_text('{"schema": "flagtrace/trace@1"}')
+    path.write_text('{"schema": "flagtrace/trace@2"}')
     assert_clear_error(run_cli(["run", "--from", str(path)]), ExitCode.CANNOT_RUN, "is not a flagtrace run")
     path.write_text("garbage")
     assert_clear_error(run_cli(["run", "--from", str(path)]), ExitCode.CANNOT_RUN, "not JSON")

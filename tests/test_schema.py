@@ -22,5 +22,5 @@ def test_example_traces_follow_the_schema(tmp_path, script, args, watch):
     assert result.rc in (0, 2), result
     trace = json.loads(saved.read_text())
     jsonschema.validate(trace, SCHEMA)
-    assert trace["schema"] == "flagtrace/trace@1"
+    assert trace["schema"] == "flagtrace/trace@2"
     assert any(e["kind"] == "write" and e["how"] != "init" for e in trace["events"])

@@ -1,4 +1,4 @@
-"""Reading and saving ``flagtrace/trace@1`` documents (the seam between probe and analysis)."""
+"""Reading and saving ``flagtrace/trace@2`` documents (the seam between probe and analysis)."""
 import json
 
 from .exitcodes import ExitCode, FlagtraceError

@@ -577,7 +577,7 @@ class Explainer:
         objects = self.trace.get("objects", [])
         obj = next((o for o in objects if o["id"] == self.root), None)
         error = self.error_report()
-        notes = list(self.trace.get("problems", []))
+        notes = [p["message"] for p in self.trace.get("problems", [])]
         status = self.outcome.get("status")
         if self.trace.get("request", {}).get("stop_at") and status not in ("stopped", "raised"):
             notes.append("the stop point (%s) was never reached; what ran before is reported"

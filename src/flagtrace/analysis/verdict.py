@@ -12,8 +12,8 @@ def refusal(trace):
     if outcome.get("status") in REFUSED:
         return outcome.get("message", "target not found")
     for problem in trace.get("problems", []):
-        if problem.startswith(("watch:", "stop-at:")):
-            return problem
+        if problem["kind"] == "spec":
+            return problem["message"]
     return None
 
 

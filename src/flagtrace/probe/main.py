@@ -92,10 +92,10 @@ class Probe:
             owner, name = _resolve(module, qualname)
             klass = getattr(owner, name)
         except AttributeError:
-            self.trace.problems.append("watch: %s has no class %s" % (module.__name__, qualname))
+            self.trace.problem("spec", "watch: %s has no class %s" % (module.__name__, qualname))
             return
         if not isinstance(klass, type):
-            self.trace.problems.append("watch: %s is not a class" % spec)
+            self.trace.problem("spec", "watch: %s is not a class" % spec)
             return
         self.recorder.watch_root_class(klass)
 
@@ -104,7 +104,7 @@ class Probe:
             owner, name = _resolve(module, qualname)
             raw = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
         except (AttributeError, KeyError):
-            self.trace.problems.append("stop-at: %s has no %s" % (module.__name__, qualname))
+            self.trace.problem("spec", "stop-at: %s has no %s" % (module.__name__, qualname))
             return
         probe = self
         func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
@@ -124,7 +124,7 @@ class Probe:
             owner, name = _resolve(module, qualname)
             func = getattr(owner, name)
         except AttributeError:
-            self.trace.problems.append("stop-at: %s has no %s" % (module.__name__, qualname))
+            self.trace.problem("spec", "stop-at: %s has no %s" % (module.__name__, qualname))
             return
         probe = self
 
@@ -198,12 +198,12 @@ class Probe:
             module, _, qualname = spec.partition(":")
             if module in self._main_names():
                 if status in ("completed", "stopped"):
-                    self.trace.problems.append("%s: %s defines no %s" % (kind, self.request["target"], qualname))
+                    self.trace.problem("spec", "%s: %s defines no %s" % (kind, self.request["target"], qualname))
                 continue
             if _find_spec(module) is None:
-                self.trace.problems.append("%s: no module named %s (in %s)" % (kind, module, sys.executable))
+                self.trace.problem("spec", "%s: no module named %s (in %s)" % (kind, module, sys.executable))
             elif status in ("completed", "stopped"):
-                self.trace.problems.append("the target never imported %s (%s %s)" % (module, kind, spec))
+                self.trace.problem("spec_unused", "the target never imported %s (%s %s)" % (module, kind, spec))
 
     @staticmethod
     def _missing_target(mode, target):

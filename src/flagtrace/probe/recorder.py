@@ -296,9 +296,7 @@ class Recorder:
 
     def failed(self, what, exc):
         """Note (once per kind) that recording failed; the target carries on untouched."""
-        problem = "probe: %s failed: %s: %s" % (what, type(exc).__name__, exc)
-        if len(self.trace.problems) < 50 and problem not in self.trace.problems:
-            self.trace.problems.append(problem[:500])
+        self.trace.problem("probe", "probe: %s failed: %s: %s" % (what, type(exc).__name__, exc))
 
     def discover(self, obj):
         """A root-class instance written before anything registered it: a copy. Its current

@@ -1,4 +1,4 @@
-"""Builds the ``flagtrace/trace@1`` document inside the target and writes it once.
+"""Builds the ``flagtrace/trace@2`` document inside the target and writes it once.
 
 Standard library only, Python >= 3.9.
 """
@@ -12,7 +12,7 @@ import traceback
 from .recorder import _MISSING, field_items, frame_info, outer_frames, scalar_locals
 from .values import describe, redact_argv, redact_env, safe_repr, scrub
 
-SCHEMA = "flagtrace/trace@1"
+SCHEMA = "flagtrace/trace@2"
 _MAX_EVENTS = 200000
 _MAX_LOGS = 5000
 _FULL_PER_SITE = 20  # writes per code line recorded with stack, locals and source
@@ -75,8 +75,17 @@ class TraceBuilder:
     def _add(self, event):
         if len(self.events) < _MAX_EVENTS:
             self.events.append(event)
-        elif not self.problems or self.problems[-1] != "event limit reached":
-            self.problems.append("event limit reached")
+        else:
+            self.problem("event_limit", "event limit reached (%d events): later writes are not recorded" % _MAX_EVENTS)
+
+    def problem(self, kind, message):
+        """Note what the probe could not do, once per message (at most 50): ``kind`` is what
+        readers match on (``spec``: a --watch/--stop-at naming nothing, which refuses the
+        explanation; ``spec_unused``; ``event_limit``; ``probe``: recording failed;
+        ``adapter``), ``message`` what a person reads."""
+        entry = {"kind": kind, "message": message[:500]}
+        if len(self.problems) < 50 and entry not in self.problems:
+            self.problems.append(entry)
 
     # -- recorder callbacks -------------------------------------------------------
     def object_registered(self, w, parent):

@@ -86,7 +86,7 @@ def install(probe, module):
     orig_provider = getattr(module, "_invoke_provider", None)
     orig_materialize = getattr(module, "materialize_declarations", None)
     if orig_pass is None or orig_materialize is None:
-        trace.problems.append("sglang adapter: declaration plumbing not found in %s" % module.__name__)
+        trace.problem("adapter", "sglang adapter: declaration plumbing not found in %s" % module.__name__)
         return
 
     def run_post_process_pass(server_args, fn, *args, **kwargs):

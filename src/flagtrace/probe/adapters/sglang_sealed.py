@@ -102,7 +102,7 @@ class SealedRecord:
         orig_pass = getattr(module, "run_post_process_pass", None)
         orig_provider = getattr(module, "_invoke_provider", None)
         if orig_pass is None or getattr(module, "declare_resolution", None) is None:
-            self.trace.problems.append("sglang adapter: declaration plumbing not found in %s" % module.__name__)
+            self.trace.problem("adapter", "sglang adapter: declaration plumbing not found in %s" % module.__name__)
             return
         state = self
 

@@ -39,7 +39,7 @@ class RunProbe(probe_main.Probe):
             owner, name = probe_main._resolve(module, qualname)
             raw = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
         except (AttributeError, KeyError):
-            self.trace.problems.append("stop-at: %s has no %s" % (module.__name__, qualname))
+            self.trace.problem("spec", "stop-at: %s has no %s" % (module.__name__, qualname))
             return
         probe = self
         func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
