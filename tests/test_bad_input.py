@@ -67,6 +67,11 @@ CASES = {
                            ["trace file not found: no/such/trace.json"]),
     "from and a command": (["explain", "--from", "x.json", "--", PY, "x.py"], ExitCode.USAGE,
                            ["either --from TRACE or a command"]),
+    "output in a missing folder": (["explain", "-o", "no/such/dir/report.md", "--watch", W_SERVE, "--", PY,
+                                    example("serve_config.py")], ExitCode.USAGE,
+                                   ["cannot write no/such/dir/report.md: no directory"]),
+    "save-trace to a directory": (["explain", "--save-trace", ".", "--watch", W_SERVE, "--", PY,
+                                   example("serve_config.py")], ExitCode.USAGE, ["cannot write .: it is a directory"]),
     "check: bad expect": (["check", "--expect", "page_size", "--watch", W_SERVE, "--stop-at", "serve_config:start",
                            "--", PY, example("serve_config.py")], ExitCode.USAGE, ["FIELD=VALUE"]),
 }

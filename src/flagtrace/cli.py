@@ -166,6 +166,7 @@ def run(argv, out, err):
         return ExitCode.USAGE
     if opts.verb == "gpus":
         return list_gpus(opts, out)
+    reporters.check_writable(getattr(opts, "output", None), getattr(opts, "save_trace", None))
     if opts.verb == "diff":  # the comparing verb lives in diffcmd.py
         from .diffcmd import run_diff
 
@@ -200,12 +201,8 @@ def run(argv, out, err):
     if analysis.get("error") and (opts.format != "terminal" or opts.output):
         # the report is not on the terminal: say in one line why the exit status is 2
         err.write("flagtrace: %s\n" % error_line(analysis["error"], analysis))
-    sink = open(opts.output, "w", encoding="utf-8") if opts.output else out
-    try:
+    with reporters.output(opts.output, out) as sink:
         return _report(opts, analysis, sink)
-    finally:
-        if opts.output:
-            sink.close()
 
 
 def _add_fixes(opts, command, analysis, err):
@@ -317,17 +314,15 @@ def _save_traceback():
     import time
     import traceback
 
-    from .launch.variants import cache_folder
+    from .cachefiles import cache_folder, write_whole
 
     folder = cache_folder()
     if not folder:
         return None
     path = os.path.join(folder, "internal-error-%s-%d.txt" % (time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write("flagtrace %s\nargv: %s\n\n" % (__version__, " ".join(sys.argv)))
-            traceback.print_exc(file=fh)
-    except OSError:
-        return None
-    return path
+
+    def write(fh):
+        fh.write("flagtrace %s\nargv: %s\n\n" % (__version__, " ".join(sys.argv)))
+        traceback.print_exc(file=fh)
+
+    return write_whole(path, write, quiet=True, make_folder=True)

@@ -10,7 +10,7 @@ from . import __version__, gpus
 from .adapters import ADAPTERS, choose_adapter
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
-from .launch.variants import cache_folder
+from .cachefiles import cache_folder
 from .probe.sim.standins import load_table
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -102,7 +102,7 @@ def run_diff(opts, command, out, err):
     doc["alone"] = [r.why if r.status == "alone" else None for r in results]
     doc["releases"] = [_release(a) for a in analyses]
     doc["sources"] = [source_context(a) for a in analyses]
-    with whatif.sink(opts, out) as stream:
+    with reporters.output(opts.output, out) as stream:
         reporters.render(opts.format, doc, stream, {"verb": "diff"})
     return ExitCode.OK
 

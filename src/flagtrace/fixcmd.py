@@ -194,7 +194,7 @@ def run_fix(opts, command, out, err):
     check_want_syntax(opts.want)
     plan = whatif.plan(command, opts, "fix --gpu B200x7")
     doc = find(plan, opts.gpu, opts.want, opts.timeout, opts.max_candidates, err)
-    with whatif.sink(opts, out) as stream:
+    with reporters.output(opts.output, out) as stream:
         reporters.render(opts.format, doc, stream, {"verb": "fix"})
     if any(not p["fixes"] for p in doc["problems"]):
         return ExitCode.OVERRIDDEN

@@ -57,7 +57,7 @@ def run_matrix(opts, command, out, err):
          "translated": notes.get(r.variant.label, []),
          "values": {name: _cell(t.get(name)) for name in fields}}
         for (python, gpu, flags), (r, a), t in zip(rows, resolved, tables)]}
-    with whatif.sink(opts, out) as stream:
+    with reporters.output(opts.output, out) as stream:
         reporters.render(opts.format, doc, stream, {"verb": "matrix"})
     return ExitCode.OK
 

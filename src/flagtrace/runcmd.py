@@ -3,7 +3,6 @@
 cli.py parses the options; this builds the run request, runs the command tree (launch/tree.py),
 analyses it (analysis/tree.py) and reports it (report/tree.py).
 """
-import json
 
 from . import adapters, gpus
 from . import trace as tracefile
@@ -72,8 +71,7 @@ def obtain_run(opts, command, err):
     finally:
         progress.done()
     if opts.save_trace:
-        with open(opts.save_trace, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
+        tracefile.save(doc, opts.save_trace)
     return doc
 
 
@@ -85,13 +83,9 @@ def run_verb(opts, command, out, err):
         err.write(doc.get("stderr", ""))
     if result["summary"]["python"] == 0 and not (result["timed_out"] or result["interrupted"] or result["leftovers"]):
         raise FlagtraceError(result["message"], detail=stderr_tail(doc.get("stderr", "").encode()) or None)
-    sink = open(opts.output, "w", encoding="utf-8") if opts.output else out
-    try:
+    with reporters.output(opts.output, out) as sink:
         reporters.render(opts.format, result, sink, {"verb": "run", "width": opts.width, "details": opts.details,
                                                      "no_color": opts.no_color or bool(opts.output)})
-    finally:
-        if opts.output:
-            sink.close()
     if result["message"]:
         err.write("flagtrace: %s\n" % result["message"])
     return result["exit_code"]

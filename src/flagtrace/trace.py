@@ -1,6 +1,7 @@
 """Reading and saving ``flagtrace/trace@2`` documents (the seam between probe and analysis)."""
 import json
 
+from .cachefiles import write_whole
 from .exitcodes import ExitCode, FlagtraceError
 from .probe.tracebuild import SCHEMA
 
@@ -37,5 +38,8 @@ def check(doc, where="trace"):
 
 
 def save(doc, path):
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1)
+    """A trace (or a run's document) to ``path`` (--save-trace), written whole or not at all."""
+    try:
+        write_whole(path, lambda fh: json.dump(doc, fh, indent=1))
+    except OSError as exc:
+        raise FlagtraceError("cannot write %s: %s" % (path, exc.strerror or exc), ExitCode.USAGE)

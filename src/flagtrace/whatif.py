@@ -3,7 +3,6 @@ per GPU profile (one import of the framework each, a fork per variant: launch/va
 analysed as ``explain`` would; and the edits that make a variant's command line."""
 import ast
 import concurrent.futures
-import contextlib
 import dataclasses
 import json
 import os
@@ -11,6 +10,7 @@ import shlex
 
 from . import gpus
 from . import trace as tracefile
+from .cachefiles import write_whole
 from .adapters import annotate, choose_adapter
 from .analysis import verdict
 from .analysis.explain import analyse
@@ -175,13 +175,7 @@ class _Apart:
 
     def save(self):
         for path in self.changed:
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path + ".partial", "w", encoding="utf-8") as fh:
-                    json.dump(sorted(self.pairs[path]), fh)
-                os.replace(path + ".partial", path)
-            except OSError:
-                pass
+            write_whole(path, lambda fh: json.dump(sorted(self.pairs[path]), fh), quiet=True, make_folder=True)
 
 
 def _parallel(calls):
@@ -294,14 +288,6 @@ def hardware(trace):
             out.setdefault(event["query"], event["result"])
     return out
 
-
-@contextlib.contextmanager
-def sink(opts, out):
-    if not opts.output:
-        yield out
-        return
-    with open(opts.output, "w", encoding="utf-8") as fh:
-        yield fh
 
 
 

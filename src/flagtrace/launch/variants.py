@@ -11,6 +11,7 @@ import threading
 import time
 
 from .. import __version__
+from ..cachefiles import cache_folder, write_whole
 from ..exitcodes import FlagtraceError
 from .local import read_bytes, run_probe, stderr_tail
 
@@ -91,10 +92,7 @@ class VariantSession:
         specs = [self._spec(first + i, v) for i, v in enumerate(variants)]
         self.count += len(variants)
         self.rounds += 1
-        partial = os.path.join(self.tmp, "round.partial")
-        with open(partial, "w", encoding="utf-8") as fh:
-            json.dump(specs, fh)
-        os.rename(partial, os.path.join(self.tmp, "round-%d.json" % self.rounds))
+        write_whole(os.path.join(self.tmp, "round-%d.json" % self.rounds), lambda fh: json.dump(specs, fh))
         lines = self._wait_for(self.count, first, len(variants), on_progress)
         by_index = {line.get("index"): line for line in lines}
         results = [VariantResult(v, s.get("status", "ran"), s.get("returncode"), s.get("seconds", 0.0),
@@ -163,16 +161,6 @@ class VariantSession:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return False
-
-
-def cache_folder():
-    """flagtrace's own cache folder: ``FLAGTRACE_CACHE_DIR``, else ``$XDG_CACHE_HOME/flagtrace`` or
-    ``~/.cache/flagtrace``; None where ``FLAGTRACE_CACHE_DIR`` is set empty (no cache)."""
-    folder = os.environ.get("FLAGTRACE_CACHE_DIR")
-    if folder is None:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(base, "flagtrace")
-    return folder or None
 
 
 def imports_cache(target, env):
