@@ -2,12 +2,12 @@
 values are the values the program itself printed."""
 import json
 import subprocess
-import types
 
 import pytest
 
 from ft_support import EXAMPLES, PY, ROOT, example
 from flagtrace.adapters.generic import GenericAdapter
+from flagtrace.launch.asked import Asked
 from flagtrace.analysis.explain import analyse
 from flagtrace.launch.command import parse_command
 from flagtrace.launch.local import run_probe
@@ -48,7 +48,7 @@ def bare(script, args):
 
 def traced(script, args, watch):
     target = parse_command([PY, example(script)] + list(args))
-    request = GenericAdapter().request(target, types.SimpleNamespace(watch=[watch], stop_at=[]))
+    request = GenericAdapter().request(target, Asked(watch=(watch,)))
     return run_probe(target, request, 60)
 
 
@@ -117,7 +117,7 @@ def test_program_sees_how_it_was_started_unchanged(mode, monkeypatch):
         command = [PY, "-m", "introspect", "a", "--b=c"]
     proc = subprocess.run(command, capture_output=True, timeout=60)
     target = parse_command(command)
-    request = GenericAdapter().request(target, types.SimpleNamespace(watch=["introspect:SeenConfig"], stop_at=[]))
+    request = GenericAdapter().request(target, Asked(watch=("introspect:SeenConfig",)))
     result = run_probe(target, request, 60)
     assert (result.returncode, result.stdout, result.stderr) == (proc.returncode, proc.stdout, proc.stderr)
     seen = json.loads(proc.stdout)

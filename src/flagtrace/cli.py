@@ -13,6 +13,7 @@ from .analysis.prewarm import Prewarm
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.local import stderr_tail
 from .launch import remote
+from .launch.asked import Asked
 from .progress import Progress
 from . import report as reporters
 from .report.paths import short_path
@@ -100,6 +101,15 @@ def build_parser():
     return parser
 
 
+def asked_of(opts):
+    """The typed request launch/ and adapters/ read (the Namespace stops here)."""
+    python = getattr(opts, "python", None)
+    return Asked(adapter=getattr(opts, "adapter", "auto"), watch=tuple(getattr(opts, "watch", ()) or ()),
+                 stop_at=tuple(getattr(opts, "stop_at", ()) or ()), via=getattr(opts, "via", None),
+                 python=python if isinstance(python, str) else None,  # diff/matrix: a list of sides
+                 from_trace=getattr(opts, "from_trace", None))
+
+
 def split_command(argv):
     if "--" in argv:
         i = argv.index("--")
@@ -107,8 +117,8 @@ def split_command(argv):
     return argv, None
 
 
-def obtain_trace(opts, command, err):
-    remote.check_options(opts)
+def obtain_trace(opts, asked, command, err):
+    remote.check_options(asked)
     if opts.from_trace:
         if command:
             raise FlagtraceError("give either --from TRACE or a command after --, not both", ExitCode.USAGE)
@@ -118,9 +128,9 @@ def obtain_trace(opts, command, err):
                              "flagtrace %s -- python -m sglang.launch_server --model-path DIR" % opts.verb,
                              ExitCode.USAGE)
     profile = gpus.choose(opts.gpu, opts.gpu_profile)
-    target = remote.parse_target(command, opts)  # parse_command, or the remote twin with --via
-    adapter = choose_adapter(target, opts)
-    request = adapter.request(target, opts)
+    target = remote.parse_target(command, asked)  # parse_command, or the remote twin with --via
+    adapter = choose_adapter(target, asked)
+    request = adapter.request(target, asked)
     # the probe reports a typed --watch / --stop-at whose module or name never appears
     request["user_specs"] = list(opts.watch) + list(opts.stop_at)
     if profile is not None:
@@ -133,7 +143,7 @@ def obtain_trace(opts, command, err):
     report_modules = {"json": (), "markdown": ("flagtrace.report.markdown",)}.get(
         opts.format, ("rich.console", "flagtrace.report.terminal"))
     try:
-        result = remote.launcher(opts)(target, request, opts.timeout, env=adapter.environment(target, opts),
+        result = remote.launcher(asked)(target, request, opts.timeout, env=adapter.environment(target, asked),
                                        on_wait=progress.tick if progress.enabled else None,
                                        alongside=lambda hint: Prewarm(hint, report_modules).start())
     finally:
@@ -167,31 +177,32 @@ def run(argv, out, err):
     if opts.verb == "gpus":
         return list_gpus(opts, out)
     reporters.check_writable(getattr(opts, "output", None), getattr(opts, "save_trace", None))
+    asked = asked_of(opts)
     if opts.verb == "diff":  # the comparing verb lives in diffcmd.py
         from .diffcmd import run_diff
 
-        return run_diff(opts, command, out, err)
+        return run_diff(opts, asked, command, out, err)
     if opts.verb == "debug":
         from .debugcmd import run_debug
 
-        return run_debug(opts, command, out)
+        return run_debug(opts, asked, command, out)
     if opts.verb == "fix":
         from .fixcmd import run_fix
 
-        return run_fix(opts, command, out, err)
+        return run_fix(opts, asked, command, out, err)
     if opts.verb == "matrix":
         from .matrixcmd import run_matrix
 
-        return run_matrix(opts, command, out, err)
+        return run_matrix(opts, asked, command, out, err)
     if opts.verb == "run":  # the process-tree verb lives in runcmd.py
         from .runcmd import run_verb
 
-        return run_verb(opts, command, out, err)
-    trace, result = obtain_trace(opts, command, err)
+        return run_verb(opts, asked, command, out, err)
+    trace, result = obtain_trace(opts, asked, command, err)
     check_outcome(trace, result)
     analysis = annotate(analyse(trace))
     if getattr(opts, "fix", False):
-        _add_fixes(opts, command, analysis, err)
+        _add_fixes(opts, asked, command, analysis, err)
     if opts.show_output and result is not None:
         err.write(result.stdout.decode("utf-8", "replace"))
         err.write(result.stderr.decode("utf-8", "replace"))
@@ -205,7 +216,7 @@ def run(argv, out, err):
         return _report(opts, analysis, sink)
 
 
-def _add_fixes(opts, command, analysis, err):
+def _add_fixes(opts, asked, command, analysis, err):
     """``explain --fix``: the best verified fix of the error and of each overridden field."""
     if opts.from_trace or opts.via or opts.gpu_profile:
         raise FlagtraceError("--fix resolves the command again: it needs the command itself, here, with "
@@ -215,7 +226,7 @@ def _add_fixes(opts, command, analysis, err):
     from . import whatif
     from .fixcmd import find
 
-    doc = find(whatif.plan(command, opts, "explain --fix"), opts.gpu, (), opts.timeout, 60, err)
+    doc = find(whatif.plan(command, asked, "explain --fix"), opts.gpu, (), opts.timeout, 60, err)
     fields = {f["field"]: f for f in analysis["fields"]}
     for problem in doc["problems"]:
         best = doc["fixes"][problem["fixes"][0]] if problem["fixes"] else None

@@ -20,7 +20,7 @@ def add_arguments(p):
     p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
 
 
-def run_debug(opts, command, out):
+def run_debug(opts, asked, command, out):
     w = out.write
     w("flagtrace %s\n" % __version__)
     w("  package      %s\n" % os.path.dirname(os.path.abspath(__file__)))
@@ -44,14 +44,13 @@ def run_debug(opts, command, out):
         w("  adapter      %-7s %s\n" % (adapter.name, adapter.supported()))
     w("  adapter      generic any Python program: --watch MODULE:CLASS [--stop-at MODULE:FUNCTION]\n")
     if command:
-        _command(opts, command, w)
+        _command(asked.here(), command, w)
     return ExitCode.OK
 
 
-def _command(opts, command, w):
-    opts.via = None
+def _command(asked, command, w):
     target = parse_command(command)
-    adapter = choose_adapter(target, opts)
+    adapter = choose_adapter(target, asked)
     w("\nthe command\n")
     w("  interpreter  %s (%s)\n" % (target.interpreter, _interpreter_version(target.interpreter)))
     w("  runs         %s%s\n" % (target.describe(), " " + " ".join(target.python_options) if target.python_options else ""))

@@ -50,7 +50,7 @@ def join_values(head):
     return out
 
 
-def run_diff(opts, command, out, err):
+def run_diff(opts, asked, command, out, err):
     edits = whatif.edits(opts.set, opts.unset, opts.env)
     kinds = [k for k, given in (("several --gpu", len(opts.gpu) > 1), ("--python", opts.python),
                                 ("--via", opts.via), ("--set/--unset/--env", edits)) if given]
@@ -61,10 +61,10 @@ def run_diff(opts, command, out, err):
                              "the other side", ExitCode.USAGE)
     gpu = opts.gpu[0] if len(opts.gpu) == 1 else None
     notes = {}
-    local = 1 if opts.via else 0  # the first side resolved here (whatif.plan clears opts.via)
+    local = 1 if opts.via else 0  # the first side resolved here (whatif.plan resolves here)
     if opts.via:
-        remote_side = _via_side(command, opts)
-        plan = whatif.plan(command, opts, "diff --via 'ssh gpu-box' --gpu H100x8")
+        remote_side = _via_side(command, opts, asked)
+        plan = whatif.plan(command, asked, "diff --via 'ssh gpu-box' --gpu H100x8")
         groups = [(plan, gpu, [Variant(list(plan.target.args), label="here" + (" (--gpu %s)" % gpu if gpu else ""))])]
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             there = pool.submit(remote_side)
@@ -74,14 +74,14 @@ def run_diff(opts, command, out, err):
     elif opts.python:
         groups = []
         for python in opts.python:
-            plan = whatif.plan(whatif.side_command(command, python), opts, "diff --python A --python B")
+            plan = whatif.plan(whatif.side_command(command, python), asked, "diff --python A --python B")
             groups.append((plan, gpu, [Variant(list(plan.target.args), label="--python %s" % python)]))
         whatif.one_framework([g[0] for g in groups])
 
         resolved = whatif.resolve(_with_twin(groups), opts.timeout, err, "sides", whatif.translating(notes))
         aliases = groups[0][0].adapter.field_aliases()
     else:
-        plan = whatif.plan(command, opts, "diff --gpu H100x8 --gpu B200x7")
+        plan = whatif.plan(command, asked, "diff --gpu H100x8 --gpu B200x7")
         args = list(plan.target.args)
         if len(opts.gpu) > 1:
             groups = [(plan, g, [Variant(args, label="--gpu %s" % g)]) for g in opts.gpu]
@@ -123,15 +123,15 @@ def random_fields(analysis, again):
     return [f["field"] for f in again.get("fields", []) if f["field"] in finals and finals[f["field"]] != f["final"]["repr"]]
 
 
-def _via_side(command, opts):
+def _via_side(command, opts, asked):
     """A function resolving the command on the host behind ``--via`` (as explain --via does):
     (VariantResult, analysis). Usage errors are raised here, before anything starts."""
     prefix = remote.split_via(opts.via)
     if not command:
         raise FlagtraceError("nothing to run: put the launch command after --", ExitCode.USAGE)
     target = remote.parse_remote_command(command)
-    adapter = choose_adapter(target, opts)
-    request = adapter.request(target, opts)  # opts.via is set: the model path is checked over there
+    adapter = choose_adapter(target, asked)
+    request = adapter.request(target, asked)  # asked.via is set: the model path is checked over there
     label, via, timeout = "via %s" % remote.describe(prefix), opts.via, opts.timeout
 
     def resolve():

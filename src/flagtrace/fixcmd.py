@@ -190,9 +190,9 @@ def _document(plan, gpu, original, problems, tried, unstable):
     }
 
 
-def run_fix(opts, command, out, err):
+def run_fix(opts, asked, command, out, err):
     check_want_syntax(opts.want)
-    plan = whatif.plan(command, opts, "fix --gpu B200x7")
+    plan = whatif.plan(command, asked, "fix --gpu B200x7")
     doc = find(plan, opts.gpu, opts.want, opts.timeout, opts.max_candidates, err)
     with reporters.output(opts.output, out) as stream:
         reporters.render(opts.format, doc, stream, {"verb": "fix"})

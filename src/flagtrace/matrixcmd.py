@@ -27,10 +27,10 @@ def add_arguments(p):
     whatif.add_arguments(p, "cell", "matrix")
 
 
-def run_matrix(opts, command, out, err):
+def run_matrix(opts, asked, command, out, err):
     example = 'matrix --gpu H100x8 --gpu B200x7 --flags "--page-size 64"'
-    plans = ([(python, whatif.plan(whatif.side_command(command, python), opts, example)) for python in opts.python]
-             or [(None, whatif.plan(command, opts, example))])
+    plans = ([(python, whatif.plan(whatif.side_command(command, python), asked, example)) for python in opts.python]
+             or [(None, whatif.plan(command, asked, example))])
     whatif.one_framework([p for _, p in plans])
     flag_sets = opts.flags or [""]
     rows = []  # (python, gpu, flag set) per cell

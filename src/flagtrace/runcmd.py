@@ -16,31 +16,31 @@ from . import report as reporters
 
 
 
-def build_request(opts, profile):
-    for spec in opts.watch + opts.stop_at:
+def build_request(opts, asked, profile):
+    for spec in asked.watch + asked.stop_at:
         module, sep, name = spec.partition(":")
         if not sep or not module or not name:
             raise FlagtraceError("expected MODULE:NAME, got %r" % spec, ExitCode.USAGE)
-    if opts.adapter not in adapters.NAMES:
-        raise FlagtraceError("unknown adapter %r; known: %s" % (opts.adapter, ", ".join(adapters.NAMES)),
+    if asked.adapter not in adapters.NAMES:
+        raise FlagtraceError("unknown adapter %r; known: %s" % (asked.adapter, ", ".join(adapters.NAMES)),
                              ExitCode.USAGE)
     # Framework packages whose first import activates the probe, and the probe-side adapter set-up
     # that then runs (the adapter itself reads the release where the framework is installed).
     frameworks = adapters.run_frameworks()
-    if opts.adapter == "generic":
+    if asked.adapter == "generic":
         frameworks = {}
-    elif opts.adapter != "auto":
-        frameworks = {k: v for k, v in frameworks.items() if v["adapter"] == opts.adapter}
-    if opts.adapter == "generic" and not opts.watch:
+    elif asked.adapter != "auto":
+        frameworks = {k: v for k, v in frameworks.items() if v["adapter"] == asked.adapter}
+    if asked.adapter == "generic" and not asked.watch:
         raise FlagtraceError("--adapter generic needs --watch MODULE:CLASS (the config class)", ExitCode.USAGE)
     names = list(frameworks)
-    for spec in opts.watch + opts.stop_at:
+    for spec in asked.watch + asked.stop_at:
         module = spec.partition(":")[0]
         if module not in names:
             names.append(module)
-    request = {"watch": list(opts.watch), "stop_at": list(opts.stop_at),
-               "user_specs": list(opts.watch) + list(opts.stop_at), "frameworks": frameworks,
-               "names": names, "live": bool(opts.live), "adapter": opts.adapter}
+    request = {"watch": list(asked.watch), "stop_at": list(asked.stop_at),
+               "user_specs": list(asked.watch + asked.stop_at), "frameworks": frameworks,
+               "names": names, "live": bool(opts.live), "adapter": asked.adapter}
     if profile is not None:
         request["gpu"] = profile
     return request
@@ -53,8 +53,8 @@ def load_run(path):
     return doc
 
 
-def obtain_run(opts, command, err):
-    remote.check_options(opts)  # --via PREFIX / --python PATH: usage errors
+def obtain_run(opts, asked, command, err):
+    remote.check_options(asked)  # --via PREFIX / --python PATH: usage errors
     if opts.from_trace:
         if command:
             raise FlagtraceError("give either --from RUN.json or a command after --, not both", ExitCode.USAGE)
@@ -63,7 +63,7 @@ def obtain_run(opts, command, err):
         raise FlagtraceError("nothing to run: put the launch command after --, e.g. flagtrace run -- bash "
                              "launch.sh", ExitCode.USAGE)
     profile = gpus.choose(opts.gpu, opts.gpu_profile)
-    request = build_request(opts, profile)
+    request = build_request(opts, asked, profile)
     progress = Progress(err, " ".join(command)[:60])
     try:
         doc = run_tree(command, request, opts.timeout, on_wait=progress.tick if progress.enabled else None,
@@ -75,8 +75,8 @@ def obtain_run(opts, command, err):
     return doc
 
 
-def run_verb(opts, command, out, err):
-    doc = obtain_run(opts, command, err)
+def run_verb(opts, asked, command, out, err):
+    doc = obtain_run(opts, asked, command, err)
     result = analyse_run(doc, strict=opts.strict)
     if opts.show_output:
         err.write(doc.get("stdout", ""))

@@ -44,14 +44,15 @@ class Plan:
     adapter: object
 
 
-def plan(command, opts, example):
+def plan(command, asked, example):
+    """The command resolved here (``asked``: launch.asked.Asked; a --via is another side's)."""
     if not command:
         raise FlagtraceError("nothing to run: put the launch command after --, e.g. flagtrace %s -- "
                              "python -m sglang.launch_server --model-path DIR" % example, ExitCode.USAGE)
-    opts.via = None
+    asked = asked.here()
     target = parse_command(command)
-    adapter = choose_adapter(target, opts)
-    return Plan(target, adapter.request(target, opts), adapter.environment(target, opts),
+    adapter = choose_adapter(target, asked)
+    return Plan(target, adapter.request(target, asked), adapter.environment(target, asked),
                 tuple(getattr(adapter, "preimport", ())), adapter)
 
 

@@ -13,7 +13,6 @@ resolved. The parent first imports what resolution imports lazily (learnt from a
 child), which is what makes a child cheap. tests/frameworks/test_sglang_observer_matrix.py checks
 the batches against the real ``flagtrace explain`` on shared commands.
 """
-import argparse
 import json
 import os
 import re
@@ -21,6 +20,7 @@ import tempfile
 
 from flagtrace import gpus
 from flagtrace.adapters.sglang import SGLangAdapter
+from flagtrace.launch.asked import Asked
 from flagtrace.launch.command import Target
 from flagtrace.launch.local import run_probe
 from sglang_support import LLAMA3, python_for
@@ -153,7 +153,7 @@ def untraced(version, gpu, commands, timeout=1200):
 def traced(version, gpu, commands, modules, timeout=1200):
     """[(args, env)] -> the trace of each command (None where it wrote none), in order."""
     python = python_for(version)
-    opts = argparse.Namespace(watch=[], stop_at=[], via=None, adapter="sglang")
+    opts = Asked(adapter="sglang")
     request = SGLangAdapter().request(Target([python], python, [], "module", "sglang.launch_server",
                                              ["--model-path", LLAMA3]), opts)
     request.update(gpu=gpus.choose(gpu), setup=["sim.gpu"] + request["setup"])

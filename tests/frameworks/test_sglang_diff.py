@@ -46,7 +46,7 @@ def test_page_size_64_on_h100_and_1_on_b200_names_the_sm100_answer():
 
 def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():
     # the second variant runs after the parent imported what the first one imported lazily
-    import argparse
+    from flagtrace.launch.asked import Asked
 
     from flagtrace import gpus
     from flagtrace.adapters.sglang import SGLangAdapter
@@ -58,7 +58,7 @@ def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():
     args = ["--model-path", QWEN36, "--trust-remote-code"]
     target = parse_command([python_for(VERSION), "-m", "sglang.launch_server", *args])
     adapter = SGLangAdapter()
-    request = adapter.request(target, argparse.Namespace(watch=[], stop_at=[], via=None))
+    request = adapter.request(target, Asked())
     request.update(gpu=gpus.choose("B200x7"), setup=["sim.gpu"] + request["setup"])
     _, variant = run_variants(target, request, [Variant(args + ["--page-size", "16"]), Variant(args + ["--page-size", "64"])],
                               300, preimport=adapter.preimport)
@@ -84,7 +84,7 @@ def summary_of(doc):
 def test_a_variant_of_another_gpu_forked_from_a_shared_import_reports_what_explain_reports_alone():
     # H200 x8 forked from an import made under H100 x8 (nothing read at import differs); B200 x7 cannot
     # share it (the GPU's compute capability was read at import) and says why
-    import argparse
+    from flagtrace.launch.asked import Asked
 
     from flagtrace import gpus
     from flagtrace.adapters.sglang import SGLangAdapter
@@ -96,7 +96,7 @@ def test_a_variant_of_another_gpu_forked_from_a_shared_import_reports_what_expla
     args = ["--model-path", QWEN36, "--trust-remote-code", "--page-size", "64"]
     target = parse_command([python_for(VERSION), "-m", "sglang.launch_server", *args])
     adapter = SGLangAdapter()
-    request = adapter.request(target, argparse.Namespace(watch=[], stop_at=[], via=None))
+    request = adapter.request(target, Asked())
     request.update(gpu=gpus.choose("H100x8"), setup=["sim.gpu"] + request["setup"])
     first, h200, b200 = run_variants(target, request, [Variant(args), Variant(args, gpu=gpus.choose("H200x8")),
                                                        Variant(args, gpu=gpus.choose("B200x7"))],

@@ -9,11 +9,11 @@ resolved has neither).
 - ``traced``: the probe exactly as ``flagtrace explain`` sets it up for vLLM; each child runs the CLI
   under it and writes its own trace at the stop point.
 """
-import argparse
 import json
 
 from flagtrace import gpus
 from flagtrace.adapters.vllm import VLLMAdapter
+from flagtrace.launch.asked import Asked
 from flagtrace.launch.command import Target
 from flagtrace.launch.local import run_probe
 from observer_support import _FORK, _payload, _results, differences, run_traced  # noqa: F401  (differences: tests)
@@ -107,7 +107,7 @@ def untraced(version, gpu, commands, timeout=1800):
 def traced(version, gpu, commands, timeout=1800):
     """[(args, env)] -> the trace of each command (None where it wrote none), in order."""
     python = python_for(version)
-    opts = argparse.Namespace(watch=[], stop_at=[], via=None, adapter="vllm")
+    opts = Asked(adapter="vllm")
     request = VLLMAdapter().request(Target([python], python, [], "module", "vllm.entrypoints.cli.main",
                                            ["serve", LLAMA31]), opts)
     request.update(gpu=gpus.choose(gpu), setup=["sim.gpu"] + request["setup"])

@@ -17,12 +17,13 @@ def run_frameworks():
     return {ad.package: {"adapter": ad.name, "setup": list(ad.setup)} for ad in (a() for a in ADAPTERS)}
 
 
-def choose_adapter(target, opts):
-    if opts.adapter not in NAMES:
-        raise FlagtraceError("unknown adapter %r; known: %s" % (opts.adapter, ", ".join(NAMES)),
+def choose_adapter(target, asked):
+    """``asked``: launch.asked.Asked."""
+    if asked.adapter not in NAMES:
+        raise FlagtraceError("unknown adapter %r; known: %s" % (asked.adapter, ", ".join(NAMES)),
                              ExitCode.USAGE)
     for adapter_class in ADAPTERS:
-        if adapter_class.matches(target, opts):
+        if adapter_class.matches(target, asked):
             return adapter_class()
     return GenericAdapter()
 

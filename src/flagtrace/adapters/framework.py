@@ -19,10 +19,10 @@ class FrameworkAdapter:
         return ("adapters." + self.name,)
 
     @classmethod
-    def matches(cls, target, opts):
-        if opts.adapter == cls.name:
+    def matches(cls, target, asked):
+        if asked.adapter == cls.name:
             return True
-        if opts.adapter != "auto":
+        if asked.adapter != "auto":
             return False
         if target.mode == "module":
             return target.target.startswith(cls.name + ".")
@@ -48,16 +48,16 @@ class FrameworkAdapter:
 
         return importlib.import_module("flagtrace.probe.adapters." + self.name).supported_text()
 
-    def request(self, target, opts):
-        if not getattr(opts, "via", None):  # a remote model path is checked there, by the framework
+    def request(self, target, asked):
+        if not asked.via:  # a remote model path is checked there, by the framework
             self.check(target.args)
-        return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
+        return {"watch": list(asked.watch), "stop_at": list(asked.stop_at), "adapter": self.name,
                 "adapter_info": {"name": self.name, "describe": self.name}, "setup": list(self.setup)}
 
     def check(self, args):
         """Refuse (FlagtraceError) what the framework would refuse only after its import."""
 
-    def environment(self, target, opts):
+    def environment(self, target, asked):
         return None
 
     def translate(self, args, version):

@@ -6,23 +6,23 @@ class GenericAdapter:
     name = "generic"
 
     @staticmethod
-    def matches(target, opts):
+    def matches(target, asked):
         return True
 
-    def request(self, target, opts):
-        if not opts.watch:
+    def request(self, target, asked):
+        if not asked.watch:
             raise FlagtraceError(
                 "nothing to watch in %s: give --watch MODULE:CLASS (the config class), and "
                 "optionally --stop-at MODULE:FUNCTION" % target.describe(), ExitCode.USAGE)
-        for spec in opts.watch + opts.stop_at:
+        for spec in asked.watch + asked.stop_at:
             module, sep, name = spec.partition(":")
             if not sep or not module or not name:
                 raise FlagtraceError("expected MODULE:NAME, got %r" % spec, ExitCode.USAGE)
-        return {"watch": list(opts.watch), "stop_at": list(opts.stop_at), "adapter": self.name,
-                "adapter_info": {"name": self.name, "describe": "generic (--watch %s)" % ", ".join(opts.watch)},
+        return {"watch": list(asked.watch), "stop_at": list(asked.stop_at), "adapter": self.name,
+                "adapter_info": {"name": self.name, "describe": "generic (--watch %s)" % ", ".join(asked.watch)},
                 "setup": []}
 
-    def environment(self, target, opts):
+    def environment(self, target, asked):
         return None
 
     def translate(self, args, version):

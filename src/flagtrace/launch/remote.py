@@ -70,14 +70,14 @@ def add_options(parser):
                              "word, or %s for a console script)" % DEFAULT_PYTHON)
 
 
-def check_options(opts):
+def check_options(asked):
     """Usage errors of --via / --python (exit 64)."""
-    via = getattr(opts, "via", None)
-    if getattr(opts, "python", None) and via is None:
+    via = asked.via
+    if asked.python and via is None:
         raise FlagtraceError("--python names the remote interpreter; it needs --via PREFIX", ExitCode.USAGE)
     if via is None:
         return
-    if getattr(opts, "from_trace", None):
+    if asked.from_trace:
         raise FlagtraceError("--via runs a command on another host; it cannot be combined with --from",
                              ExitCode.USAGE)
     split_via(via)
@@ -134,16 +134,16 @@ def tty_option(prefix):
     return None
 
 
-def parse_target(command, opts):
+def parse_target(command, asked):
     """The target of ``command``: on this machine, or (with --via) on the remote host."""
-    if getattr(opts, "via", None):
-        return parse_remote_command(command, opts.python)
+    if asked.via:
+        return parse_remote_command(command, asked.python)
     return parse_command(command)
 
 
-def launcher(opts):
+def launcher(asked):
     """A function with run_probe's signature that runs where the options say."""
-    via = getattr(opts, "via", None)
+    via = asked.via
     if not via:
         return run_probe
 

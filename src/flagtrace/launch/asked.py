@@ -1,0 +1,17 @@
+"""What the command line asked of the target, typed: built once by the CLI (cli.asked_of), the
+only thing launch/ and adapters/ read of its options (the argparse Namespace stops at the CLI)."""
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Asked:
+    adapter: str = "auto"  # auto, generic, or a framework adapter's name
+    watch: tuple = ()  # MODULE:CLASS specs
+    stop_at: tuple = ()  # MODULE:FUNCTION specs
+    via: object = None  # the --via prefix (a string), None: this machine
+    python: object = None  # with via: the remote interpreter
+    from_trace: object = None  # --from FILE: nothing runs
+
+    def here(self):
+        """The same, on this machine (the what-if verbs resolve locally; --via is a side)."""
+        return dataclasses.replace(self, via=None, python=None)
