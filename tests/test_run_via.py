@@ -16,7 +16,7 @@ import pytest
 import sshd_support
 from ft_support import FLAGTRACE, PY, ROOT, flat, is_alive, run_cli
 from flagtrace.exitcodes import ExitCode
-from flagtrace.launch import remote
+from flagtrace.launch import via
 from test_run_scripts import SCRIPTS, WATCH
 from test_via import HW, OLD_PYTHON, _all_dead, _comm, _pids, assert_clear_error, essence
 from test_via import clean, sshd  # noqa: F401 (the fixtures: one sshd per session, nothing left behind)
@@ -172,7 +172,7 @@ def test_one_transport_invocation_and_a_fixed_command_line(clean, tmp_path):
     assert r.rc == ExitCode.OK, r
     [call] = log()
     assert call[:len(clean.client())] == clean.client()
-    assert shlex.split(call[-1]) == ["python3", "-c", remote.LOADER]
+    assert shlex.split(call[-1]) == ["python3", "-c", via.LOADER]
     assert not any("continuation" in word or "serve_config" in word for word in call)
 
 
@@ -204,7 +204,7 @@ def test_argv_style_transport(no_leftovers, tmp_path):
     r = run_cli(["run", "--format", "json", "--via", shlex.join(prefix)] + WATCH +
                 ["--", "bash", os.path.join(SCRIPTS, "good_continuation.sh")])
     assert r.rc == ExitCode.OK, r
-    assert log() == [["env", "PYTHON=" + PY, "python3", "-c", remote.LOADER]]
+    assert log() == [["env", "PYTHON=" + PY, "python3", "-c", via.LOADER]]
     assert one(r.doc, "serve_config.py")["status"] == "resolved"
 
 

@@ -14,7 +14,7 @@ import pytest
 import sshd_support
 from ft_support import EXAMPLES, FLAGTRACE, PY, ROOT, field, is_alive, run_cli, run_sub
 from flagtrace.exitcodes import ExitCode
-from flagtrace.launch import remote
+from flagtrace.launch import agent, remote, via
 from flagtrace.launch.command import parse_command
 from flagtrace.launch.local import run_probe
 
@@ -195,7 +195,7 @@ def test_one_transport_invocation_per_verb_and_a_fixed_command_line(verb, clean,
     assert len(calls) == 1
     # ssh joins its argv into a shell string: the command is one word, quoted once, and fixed
     assert calls[0][:-1] == clean.client()
-    assert shlex.split(calls[0][-1]) == ["python3", "-c", remote.LOADER]
+    assert shlex.split(calls[0][-1]) == ["python3", "-c", via.LOADER]
     assert "hybrid" not in calls[0][-1] and "page-size" not in calls[0][-1]
     assert not (tmp_path / "pwned1").exists() and not (tmp_path / "pwned2").exists()
 
@@ -216,7 +216,7 @@ def test_argv_style_transport(no_leftovers, tmp_path):
     r = run_cli(["explain", "--format", "json", "--via", shlex.join(prefix)] + W_SERVE +
                 ["--", "python3", SERVE, "--model", "hybrid-7b", "--page-size", "64"])
     assert r.rc == ExitCode.OK, r
-    assert log() == [["env", "FLAGTRACE_TEST=1", "python3", "-c", remote.LOADER]]
+    assert log() == [["env", "FLAGTRACE_TEST=1", "python3", "-c", via.LOADER]]
     assert field(r.doc, "page_size")["verdict"] == "overridden"
 
 
@@ -232,8 +232,8 @@ def test_login_shell_chatter_before_the_agent_is_skipped(no_leftovers):
 def test_remote_directory_and_environment_through_the_prefix(clean):
     """ssh runs its words in a shell: 'cd DIR &&' in the prefix sets the remote working directory
     (relative paths then work), and 'env K=V' passes through as well."""
-    via = clean.via() + " cd %s '&&' env SERVE_TEST_VAR=1" % shlex.quote(ROOT)
-    r = run_cli(["explain", "--format", "json", "--via", via] + W_SERVE +
+    prefix = clean.via() + " cd %s '&&' env SERVE_TEST_VAR=1" % shlex.quote(ROOT)
+    r = run_cli(["explain", "--format", "json", "--via", prefix] + W_SERVE +
                 ["--", "python3", "tests/examples/serve_config.py", "--model", "hybrid-7b", "--page-size", "64"])
     assert r.rc == ExitCode.OK, r
     assert r.doc["target"]["cwd"] == ROOT
@@ -241,16 +241,16 @@ def test_remote_directory_and_environment_through_the_prefix(clean):
 
 
 def test_loader_is_one_portable_line():
-    assert "\n" not in remote.LOADER and "\\" not in remote.LOADER and "!" not in remote.LOADER
-    assert "'" not in remote.LOADER  # shlex.quote wraps it in single quotes once
-    assert remote.transport_argv(["ssh", "h"], "python3")[-1] == "python3 -c '%s'" % remote.LOADER
-    assert remote.joins_into_shell(["/usr/bin/ssh", "-p", "2", "h"])
-    assert remote.joins_into_shell(["sshpass", "-e", "ssh", "h"])
-    assert not remote.joins_into_shell(["docker", "exec", "-i", "ssh"])
-    assert not remote.joins_into_shell(["kubectl", "exec", "-i", "pod", "--"])
-    assert remote.describe(["ssh", "-p", "19248", "-o", "BatchMode=yes", "root@gpu-box"]) == "ssh root@gpu-box -p 19248"
-    assert remote.describe(["ssh", "-J", "jump", "-i", "k", "gpu"]) == "ssh gpu"
-    assert remote.describe(["docker", "exec", "-i", "ctr"]) == "docker exec -i ctr"
+    assert "\n" not in via.LOADER and "\\" not in via.LOADER and "!" not in via.LOADER
+    assert "'" not in via.LOADER  # shlex.quote wraps it in single quotes once
+    assert via.transport_argv(["ssh", "h"], "python3")[-1] == "python3 -c '%s'" % via.LOADER
+    assert via.joins_into_shell(["/usr/bin/ssh", "-p", "2", "h"])
+    assert via.joins_into_shell(["sshpass", "-e", "ssh", "h"])
+    assert not via.joins_into_shell(["docker", "exec", "-i", "ssh"])
+    assert not via.joins_into_shell(["kubectl", "exec", "-i", "pod", "--"])
+    assert via.describe(["ssh", "-p", "19248", "-o", "BatchMode=yes", "root@gpu-box"]) == "ssh root@gpu-box -p 19248"
+    assert via.describe(["ssh", "-J", "jump", "-i", "k", "gpu"]) == "ssh gpu"
+    assert via.describe(["docker", "exec", "-i", "ctr"]) == "docker exec -i ctr"
 
 
 # -- bad input ------------------------------------------------------------------------------
@@ -380,7 +380,7 @@ def test_flagtrace_itself_killed_mid_run_leaves_nothing_remote(clean, tmp_path, 
 
 
 def test_local_backstop_kills_a_transport_that_hangs(no_leftovers, monkeypatch, tmp_path):
-    monkeypatch.setattr(remote, "GRACE", 1.0)
+    monkeypatch.setattr(agent, "GRACE", 1.0)
     marker = tmp_path / "started"
     prefix = ["sh", "-c", "touch %s; exec sleep 60" % shlex.quote(str(marker)), "sh"]
     started = time.monotonic()
@@ -443,7 +443,7 @@ def test_diff_via_ssh_against_here(clean):
             "python3", env_config, "--sparse"]
     same = run_sub(argv, env={"APP_WORKERS": None})
     assert same.rc == 0, same
-    assert same.doc["sides"] == ["via %s" % remote.describe(shlex.split(clean.via())), "here"]
+    assert same.doc["sides"] == ["via %s" % via.describe(shlex.split(clean.via())), "here"]
     assert same.doc["statuses"] == ["resolved", "resolved"] and same.doc["differences"] == []
     apart = run_sub(argv, env={"APP_WORKERS": "4"})
     assert apart.rc == 0, apart

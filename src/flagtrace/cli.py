@@ -12,7 +12,7 @@ from .analysis.expect import evaluate_expectations
 from .analysis.prewarm import Prewarm
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.local import stderr_tail
-from .launch import remote
+from .launch import remote, via
 from .launch.asked import Asked
 from .progress import Progress
 from . import report as reporters
@@ -51,7 +51,7 @@ def _common(p, verb):
                    help="simulate this hardware, e.g. B200x7 (see flagtrace gpus); default: the real one")
     p.add_argument("--gpu-profile", metavar="FILE.toml", help="a GPU profile of your own (same shape as "
                    "flagtrace gpus --toml prints)")
-    remote.add_options(p)  # --via PREFIX, --python PATH (run on another host)
+    via.add_options(p)  # --via PREFIX, --python PATH (run on another host)
 
 
 def build_parser():
@@ -118,7 +118,7 @@ def split_command(argv):
 
 
 def obtain_trace(opts, asked, command, err):
-    remote.check_options(asked)
+    via.check_options(asked)
     if opts.from_trace:
         if command:
             raise FlagtraceError("give either --from TRACE or a command after --, not both", ExitCode.USAGE)

@@ -11,7 +11,7 @@ import concurrent.futures
 from . import whatif
 from .analysis.compare import compare
 from .exitcodes import ExitCode, FlagtraceError
-from .launch import remote
+from .launch import remote, via
 from .launch.variants import Variant, VariantResult
 from .adapters import choose_adapter
 from . import report as reporters
@@ -126,16 +126,16 @@ def random_fields(analysis, again):
 def _via_side(command, opts, asked):
     """A function resolving the command on the host behind ``--via`` (as explain --via does):
     (VariantResult, analysis). Usage errors are raised here, before anything starts."""
-    prefix = remote.split_via(opts.via)
+    prefix = via.split_via(opts.via)
     if not command:
         raise FlagtraceError("nothing to run: put the launch command after --", ExitCode.USAGE)
     target = remote.parse_remote_command(command)
     adapter = choose_adapter(target, asked)
     request = adapter.request(target, asked)  # asked.via is set: the model path is checked over there
-    label, via, timeout = "via %s" % remote.describe(prefix), opts.via, opts.timeout
+    label, where, timeout = "via %s" % via.describe(prefix), opts.via, opts.timeout
 
     def resolve():
-        result = remote.run_remote(target, request, timeout, via, stdin_fd=None)
+        result = remote.run_remote(target, request, timeout, where, stdin_fd=None)
         side = VariantResult(Variant(list(target.args), label=label), "ran", result.returncode, result.seconds,
                              result.trace, result.stdout + result.stderr)
         return side, whatif.analysis(side)

@@ -9,7 +9,7 @@ from . import trace as tracefile
 from .progress import Progress
 from .analysis.tree import analyse_run
 from .exitcodes import ExitCode, FlagtraceError
-from .launch import remote
+from .launch import via
 from .launch.local import stderr_tail
 from .launch.tree import RUN_SCHEMA, run_tree
 from . import report as reporters
@@ -54,7 +54,7 @@ def load_run(path):
 
 
 def obtain_run(opts, asked, command, err):
-    remote.check_options(asked)  # --via PREFIX / --python PATH: usage errors
+    via.check_options(asked)  # --via PREFIX / --python PATH: usage errors
     if opts.from_trace:
         if command:
             raise FlagtraceError("give either --from RUN.json or a command after --, not both", ExitCode.USAGE)

@@ -1,5 +1,5 @@
 """flagtrace's agent on the remote side of ``--via``. Never imported by flagtrace itself: its
-source travels on the transport's stdin, and the fixed one-line loader (remote.LOADER) runs it.
+source travels on the transport's stdin, and the fixed one-line loader (via.LOADER) runs it.
 
 Standard library only, Python >= 3.9, one file: the remote host has nothing but Python and the
 framework. The agent is a small supervisor:

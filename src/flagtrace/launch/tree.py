@@ -7,7 +7,7 @@ Leaves nothing behind: the run directory is removed, and whatever still runs und
 when it exits (or at the timeout) is killed and named.
 
 The work itself is probe/bootstrap/supervise.py, which runs where the command runs: in this
-process, or (``--via PREFIX``) inside the agent on the remote host (launch/remote.py), which
+process, or (``--via PREFIX``) inside the agent on the remote host (launch/remote.py, launch/agent.py), which
 sends the run document back over the same single transport invocation.
 """
 import shutil

@@ -1,6 +1,6 @@
 """The frames between flagtrace and its remote agent (``--via``), written and read by both: the
 client imports this module; the agent receives its source ahead of its own on the transport's
-stdin (remote.py), so both sides run this very code.
+stdin (agent.py), so both sides run this very code.
 
 A frame is: tag (1 byte), length (8 bytes, big-endian), payload. The agent's stdout starts with
 MAGIC + a nonce, so that whatever a login shell printed before it can be skipped.
