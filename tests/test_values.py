@@ -170,11 +170,38 @@ def test_safe_repr_of_a_failing_repr():
 def test_plain_keeps_json_simple_values_only():
     assert plain(Color.RED) == "red"
     assert plain(float("nan")) is None
-    assert plain([1, "a", None, [2, [3, [4]]]]) == [1, "a", None, [2, None]]  # two levels deep at most
+    assert plain([1, "a", None, [2, [3, [4]]]]) == [1, "a", None, [2, [3, [4]]]]
     assert plain(10 ** 5000) is None and plain(2 ** 64) == 2 ** 64
     assert plain({"a": 1, "b": [True]}) == {"a": 1, "b": [True]}
     assert plain({1: 2}) is None
-    assert plain(list(range(65))) is None
+    assert plain(list(range(65))) == list(range(65))
     assert plain("x" * 2001) is None
     assert plain(object()) is None
     assert plain(math.inf) == math.inf
+
+
+def test_plain_copies_lists_and_config_objects_whole_up_to_a_marked_bound():
+    import dataclasses
+
+    from flagtrace.probe import values
+
+    @dataclasses.dataclass
+    class Inner:
+        max_bs: int = 512
+        api_key: str = "sk-abcdefgh"
+        sizes: list = dataclasses.field(default_factory=lambda: list(range(1, 9)))
+
+    @dataclasses.dataclass
+    class Outer:
+        graph: Inner = dataclasses.field(default_factory=Inner)
+        name: str = "x"
+
+    assert plain(Outer()) == {"graph": {"max_bs": 512, "api_key": values.REDACTED, "sizes": list(range(1, 9))},
+                              "name": "x"}
+    assert "sk-abcdefgh" in values._SECRET_VALUES  # scrubbed wherever else it appears
+    long = list(range(values.MAX_ITEMS + 10))
+    assert plain(long) == {"$truncated": {"length": values.MAX_ITEMS + 10, "kept": values.MAX_ITEMS},
+                           "items": long[:values.MAX_ITEMS]}
+    deep = [[[[[[[[1]]]]]]]]
+    assert plain(deep) == [[[[[[{"$truncated": {"depth": values.MAX_DEPTH}}]]]]]]
+    assert plain(Outer) is None  # a class is not a config object

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from sglang_support import HEADLINE, run_sglang
+from sglang_support import LLAMA3, HEADLINE, run_sglang
 
 GENERATIONS = ("0.5.15", "0.5.23")
 pytestmark = pytest.mark.skipif(bool(os.environ.get("FLAGTRACE_SGLANG")),
@@ -56,3 +56,17 @@ def test_same_report_shape_and_mostly_the_same_fields():
     differ = {n: (fields["0.5.15"][n]["verdict"], fields["0.5.23"][n]["verdict"]) for n in common
               if fields["0.5.15"][n]["verdict"] != fields["0.5.23"][n]["verdict"]}
     assert len(differ) <= 12, differ
+
+
+
+def test_json_holds_whole_lists_and_nested_config_objects():
+    """cuda_graph_bs (0.5.11: a list of 36 sizes) and cuda_graph_config (0.5.23: a dataclass of
+    per-phase dataclasses) are JSON values a consumer can read, not null."""
+    old = run_sglang("0.5.11", ["--model-path", LLAMA3], gpu="H100x8")
+    bs = old.field("cuda_graph_bs")["final"]["value"]
+    assert isinstance(bs, list) and len(bs) == 36 and bs[:4] == [1, 2, 4, 8] and bs[-1] == 256 and bs == sorted(bs)
+    new = run_sglang("0.5.23", ["--model-path", LLAMA3])
+    config = new.field("cuda_graph_config")["final"]["value"]
+    assert set(config) >= {"decode", "prefill"}
+    decode = config["decode"]
+    assert decode["max_bs"] == max(decode["bs"]) and decode["bs"][:3] == [1, 2, 4]

@@ -2,6 +2,7 @@
 
 Runs inside the target interpreter: standard library only, Python >= 3.9.
 """
+import dataclasses
 import enum
 import functools
 import re
@@ -55,8 +56,22 @@ def safe_repr(value):
         return "<unrepresentable %s: %s>" % (type(value).__name__, type(exc).__name__)
 
 
-def plain(value, depth=0):
-    """A JSON-safe copy of simple values (None for anything else)."""
+# The JSON copy of a value (``describe``'s ``value``): lists, string-keyed dicts and config objects
+# (dataclass, msgspec Struct, pydantic model: their fields as a dict) are copied whole up to these
+# bounds; past them the copy says so: {"$truncated": {"length": N, "kept": K}, "items": [...]}
+# (a list) or {"$truncated": {"depth": D}} (nesting deeper than MAX_DEPTH).
+MAX_ITEMS = 512  # per list or dict
+MAX_DEPTH = 6
+MAX_NODES = 4096  # per value, all levels together
+
+
+def plain(value):
+    """A JSON-safe copy of a value: simple values, containers and config objects within the bounds
+    above (with a truncation marker past them); None for anything else (its repr stands)."""
+    return _plain(value, 0, [MAX_NODES])
+
+
+def _plain(value, depth, budget):
     if isinstance(value, enum.Enum):
         value = value.value
     if isinstance(value, _SIMPLE):
@@ -67,13 +82,54 @@ def plain(value, depth=0):
         if isinstance(value, int) and value.bit_length() > 1024:
             return None  # json.dumps refuses ints past 4300 digits; the repr is enough
         return value
-    if depth < 2 and isinstance(value, (list, tuple)) and len(value) <= 64:
-        out = [plain(v, depth + 1) for v in value]
-        return out
-    if depth < 2 and isinstance(value, dict) and len(value) <= 64:
-        if all(isinstance(k, str) for k in value):
-            return {k: plain(v, depth + 1) for k, v in value.items()}
-    return None
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return None
+        items = value
+    else:
+        items = _fields(value)
+        if items is None:
+            return None
+    if depth >= MAX_DEPTH:
+        return {"$truncated": {"depth": depth}}
+    keep = max(0, min(len(items), MAX_ITEMS, budget[0]))
+    budget[0] -= keep
+    if isinstance(items, dict):
+        out = {}
+        for k in list(items)[:keep]:
+            if is_secret_name(k) and not _empty(items[k]):
+                remember_secret(items[k])
+                out[k] = REDACTED
+            else:
+                out[k] = _plain(items[k], depth + 1, budget)
+        return out if keep == len(items) else {"$truncated": {"length": len(items), "kept": keep}, "items": out}
+    out = [_plain(v, depth + 1, budget) for v in items[:keep]]
+    return out if keep == len(items) else {"$truncated": {"length": len(items), "kept": keep}, "items": out}
+
+
+def _fields(obj):
+    """A config object's fields as {name: value} (dataclass, msgspec Struct, pydantic model), else None."""
+    kind = type(obj)
+    if isinstance(obj, type):
+        return None
+    names = None
+    if hasattr(kind, "__dataclass_fields__"):
+        names = [f.name for f in dataclasses.fields(obj)]
+    elif isinstance(getattr(kind, "__struct_fields__", None), tuple):
+        names = list(kind.__struct_fields__)
+    elif isinstance(getattr(kind, "model_fields", None), dict) and hasattr(obj, "model_dump"):
+        names = list(kind.model_fields)
+    if names is None:
+        return None
+    out = {}
+    for name in names:
+        try:
+            out[name] = getattr(obj, name)
+        except Exception:  # a field not set yet (a half-built object)
+            continue
+    return out
 
 
 # Values seen under a secret name. Redacting by name misses the same value elsewhere (in the
