@@ -1,4 +1,5 @@
 """Bad input around SGLang: one clear line, the documented exit code, no traceback."""
+import json
 import os
 import subprocess
 import sys
@@ -170,3 +171,26 @@ def test_release_whose_wheel_cannot_import_names_the_missing_piece(tmp_path):
     assert first == ("flagtrace: the target raised ModuleNotFoundError: No module named "
                      "'interegular_missing_piece' before resolution started")
     assert "flagtrace/" not in proc.stderr.split("--- last lines of the target's stderr ---")[0]
+
+
+def test_missing_config_file_is_the_frameworks_error_explained(tmp_path):
+    """`--config` naming no file: SGLang's own ValueError from its config merger, raised before
+    ServerArgs exists. Explained like any resolution error (exit 2, the raise site and its `if`),
+    not a raw traceback with exit 3."""
+    missing = str(tmp_path / "my_config.yaml")
+    proc = flagtrace("explain", "--gpu", "H100x8", "--format", "json", "--", python_for("0.5.23"), "-m",
+                     "sglang.launch_server", "--config", missing)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert "Traceback" not in proc.stderr and len(lines) == 2, proc.stderr
+    assert lines[0] == "flagtrace: note: the error came before any instance of a watched class existed: no field " \
+                       "was resolved"
+    assert lines[1] == ("flagtrace: the target raised ValueError in ConfigArgumentMerger._validate_yaml_file "
+                        "(sglang/srt/utils/server_args_config_parser.py:162): Config file not found: %s" % missing)
+    doc = json.loads(proc.stdout)
+    error = doc["error"]
+    assert (error["type"], error["message"]) == ("ValueError", "Config file not found: %s" % missing)
+    assert error["site"]["file"].endswith(os.path.join("srt", "utils", "server_args_config_parser.py"))
+    assert error["site"]["func"].endswith("_validate_yaml_file")
+    assert any(c["test"] == "not path.exists()" and c["holds"] for c in error["conditions"]), error["conditions"]
+    assert doc["status"] == "error" and doc["summary"]["fields"] == 0

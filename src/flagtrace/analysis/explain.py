@@ -583,8 +583,9 @@ class Explainer:
             notes.append("the stop point (%s) was never reached; what ran before is reported"
                          % ", ".join(self.trace["request"]["stop_at"]))
         if obj is None and status != "no_target" and not (error and error["kind"] == "argparse"):
-            watched = self.trace.get("request", {}).get("watch") or []
-            notes.append("no instance of %s was created" % (", ".join(watched) or "a watched class"))
+            watched = ", ".join(self.trace.get("request", {}).get("watch") or []) or "a watched class"
+            notes.append("the error came before any instance of %s existed: no field was resolved" % watched
+                         if error else "no instance of %s was created" % watched)
         return {
             "schema": ANALYSIS_SCHEMA,
             "target": self.trace.get("target", {}),

@@ -1,5 +1,7 @@
 """One policy, for explain, check, run and the what-if verbs: which traces flagtrace refuses to
 explain (and why, in one line), and the exit code of an analysis."""
+import os
+
 from ..exitcodes import ExitCode
 
 REFUSED = ("no_target", "no_framework", "unsupported")
@@ -18,15 +20,35 @@ def refusal(trace):
 
 
 def died_early(trace):
-    """How the target ended before resolution started (no config object, no parse error), or None."""
+    """How the target ended before resolution started (no config object, no parse error), or None.
+    An error the framework's own resolution code raised before its config object existed (a
+    missing --config file) is not that: it is explained as the framework's error."""
     outcome = trace.get("outcome") or {}
     status = outcome.get("status")
     if trace.get("objects") or status not in ("exited", "raised") or any(
-            p.get("error") for p in trace.get("parses", [])):
+            p.get("error") for p in trace.get("parses", [])) or framework_raised(trace):
         return None
     if status == "raised":
         return "raised %s: %s" % (outcome["exception"]["type"], outcome["exception"]["message"])
     return "exited with status %s" % outcome.get("exit_code")
+
+
+_NOT_RESOLUTION = ("ImportError", "ModuleNotFoundError", "SyntaxError", "KeyboardInterrupt", "SystemExit")
+
+
+def framework_raised(trace):
+    """Whether the target raised from a function of a watched framework package, called (not
+    imported) on the way to resolution: the framework's own error, e.g. SGLang's "Config file not
+    found" from prepare_server_args. An import that failed is not one."""
+    exception = (trace.get("outcome") or {}).get("exception") or {}
+    frames = exception.get("frames") or []
+    roots = [os.path.dirname(p["file"]) + os.sep for p in trace.get("packages", []) if p.get("file")]
+    if not frames or not roots or exception.get("type") in _NOT_RESOLUTION:
+        return False
+    if any("importlib" in (f.get("file") or "") for f in frames):
+        return False
+    inside = lambda f: any((f.get("file") or "").startswith(r) for r in roots)  # noqa: E731
+    return inside(frames[-1]) and any(inside(f) and f.get("func") != "<module>" for f in frames)
 
 
 def exit_code(analysis, strict=False, failed_expectations=0):
