@@ -14,6 +14,7 @@ from .exitcodes import ExitCode, FlagtraceError
 from .launch.local import stderr_tail
 from .launch import remote, via
 from .launch.asked import Asked
+from .modelconfigs import add_model_options
 from .progress import Progress
 from . import report as reporters
 from .report.paths import short_path
@@ -52,6 +53,7 @@ def _common(p, verb):
     p.add_argument("--gpu-profile", metavar="FILE.toml", help="a GPU profile of your own (same shape as "
                    "flagtrace gpus --toml prints)")
     via.add_options(p)  # --via PREFIX, --python PATH (run on another host)
+    add_model_options(p)
 
 
 def build_parser():
@@ -107,7 +109,8 @@ def asked_of(opts):
     return Asked(adapter=getattr(opts, "adapter", "auto"), watch=tuple(getattr(opts, "watch", ()) or ()),
                  stop_at=tuple(getattr(opts, "stop_at", ()) or ()), via=getattr(opts, "via", None),
                  python=python if isinstance(python, str) else None,  # diff/matrix: a list of sides
-                 from_trace=getattr(opts, "from_trace", None))
+                 from_trace=getattr(opts, "from_trace", None), model_config=getattr(opts, "model_config", None),
+                 online=bool(getattr(opts, "online", False)))
 
 
 def split_command(argv):
@@ -130,7 +133,9 @@ def obtain_trace(opts, asked, command, err):
     profile = gpus.choose(opts.gpu, opts.gpu_profile)
     target = remote.parse_target(command, asked)  # parse_command, or the remote twin with --via
     adapter = choose_adapter(target, asked)
+    target, models = adapter.prepare(target, asked)
     request = adapter.request(target, asked)
+    request["inputs"] = [m.describe() for m in models]
     # the probe reports a typed --watch / --stop-at whose module or name never appears
     request["user_specs"] = list(opts.watch) + list(opts.stop_at)
     if profile is not None:

@@ -11,6 +11,7 @@ import shlex
 from . import gpus
 from . import trace as tracefile
 from .cachefiles import write_whole
+from .modelconfigs import add_model_options
 from .adapters import annotate, choose_adapter
 from .analysis import verdict
 from .analysis.explain import analyse
@@ -32,6 +33,7 @@ def add_arguments(p, unit, verb):
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="per %s: kill its resolution after this long (default %%(default)s)" % unit)
     p.add_argument("--format", choices=formats(verb), default="terminal")
+    add_model_options(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
 
 
@@ -52,7 +54,9 @@ def plan(command, asked, example):
     asked = asked.here()
     target = parse_command(command)
     adapter = choose_adapter(target, asked)
-    return Plan(target, adapter.request(target, asked), adapter.environment(target, asked),
+    target, models = adapter.prepare(target, asked)
+    request = dict(adapter.request(target, asked), inputs=[m.describe() for m in models])
+    return Plan(target, request, adapter.environment(target, asked),
                 tuple(getattr(adapter, "preimport", ())), adapter)
 
 

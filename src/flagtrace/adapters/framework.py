@@ -1,6 +1,10 @@
 """What every framework adapter does on the tool side: recognise the framework's entry points,
 check the command before a multi-second import, and ask the probe for the adapter's set-up."""
+import dataclasses
 import os
+
+from .. import modelconfigs
+from ..exitcodes import FlagtraceError
 
 
 class FrameworkAdapter:
@@ -47,6 +51,32 @@ class FrameworkAdapter:
         import importlib
 
         return importlib.import_module("flagtrace.probe.adapters." + self.name).supported_text()
+
+    # Options that name a model: the main one (--model-config answers for it), others looked up the
+    # same way (a draft model), and some only where a config is found (a tokenizer path).
+    model_options = ()
+    other_model_options = ()
+    optional_model_options = ()
+
+    def prepare(self, target, asked):
+        """The target with the config that stands for each model it names (modelconfigs.py) in place
+        of a hub id or a path that exists only on the GPU box: (target, [Found]). With --via the
+        paths are the remote host's: left alone."""
+        if asked.via:
+            return target, []
+        args, found = self.substitute_models(list(target.args), asked)
+        return dataclasses.replace(target, args=args), found
+
+    def substitute_models(self, args, asked):
+        args, found = modelconfigs.substitute(args, self.model_options + self.other_model_options,
+                                              asked.model_config, asked.online, first_only=self.model_options)
+        for option in self.optional_model_options:
+            try:
+                args, more = modelconfigs.substitute(args, (option,), online=asked.online)
+            except FlagtraceError:  # not found: the framework reads it as typed
+                continue
+            found += more
+        return args, found
 
     def request(self, target, asked):
         if not asked.via:  # a remote model path is checked there, by the framework

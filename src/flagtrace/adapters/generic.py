@@ -22,6 +22,9 @@ class GenericAdapter:
                 "adapter_info": {"name": self.name, "describe": "generic (--watch %s)" % ", ".join(asked.watch)},
                 "setup": []}
 
+    def prepare(self, target, asked):
+        return target, []
+
     def environment(self, target, asked):
         return None
 

@@ -19,6 +19,9 @@ class SGLangAdapter(FrameworkAdapter):
     scripts = ("sglang",)
     preimport = ("sglang.srt.server_args",)
     source = ("https://github.com/sgl-project/sglang", "python")
+    model_options = ("--model-path", "--model")
+    other_model_options = ("--speculative-draft-model-path", "--speculative-draft-model")
+    optional_model_options = ("--tokenizer-path",)
 
     def check(self, args):
         check_model_path(args)

@@ -1,6 +1,9 @@
 """vLLM (tool side): recognise its entry points and check the model before starting a
 multi-second import. Release-specific knowledge lives in probe/adapters/vllm.py, which runs
 where vLLM is installed and reads the release there."""
+import dataclasses
+
+from .. import modelconfigs
 from ..exitcodes import ExitCode, FlagtraceError
 from .framework import FrameworkAdapter
 from .modelpath import check_model_dir, option_value
@@ -11,6 +14,18 @@ class VLLMAdapter(FrameworkAdapter):
     scripts = ("vllm",)
     preimport = ("vllm.engine.arg_utils", "vllm.entrypoints.openai.api_server")
     source = ("https://github.com/vllm-project/vllm", "")
+    model_options = ("--model",)
+    optional_model_options = ("--tokenizer",)
+
+    def substitute_models(self, args, asked):
+        """``vllm serve MODEL``: the positional model is looked up like --model."""
+        if args[:1] == ["serve"] and len(args) > 1 and not args[1].startswith("-"):
+            head, found = modelconfigs.substitute(["--model", args[1]], ("--model",), asked.model_config,
+                                                  asked.online, first_only=("--model",))
+            rest, more = super().substitute_models(args[2:], asked)
+            found = [dataclasses.replace(f, option="serve") for f in found]  # ``vllm serve MODEL``
+            return ["serve", head[1]] + rest, found + more
+        return super().substitute_models(args, asked)
 
     def check(self, args):
         check_model(args)

@@ -592,6 +592,7 @@ class Explainer:
             "packages": self.trace.get("packages", []),
             "adapter": self.trace.get("adapter"),
             "simulation": self.trace.get("simulation"),
+            "inputs": list(self.trace.get("request", {}).get("inputs") or []),
             "object": obj["class"] if obj else None,
             "status": _status(status, error),
             "stop": self.outcome.get("stop"),

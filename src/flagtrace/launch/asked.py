@@ -11,6 +11,8 @@ class Asked:
     via: object = None  # the --via prefix (a string), None: this machine
     python: object = None  # with via: the remote interpreter
     from_trace: object = None  # --from FILE: nothing runs
+    model_config: object = None  # --model-config ID|DIR: the config that stands for the model
+    online: bool = False  # --online: a model's config.json may be fetched from the hub
 
     def here(self):
         """The same, on this machine (the what-if verbs resolve locally; --via is a side)."""

@@ -423,7 +423,7 @@ class TraceBuilder:
                 "platform": sys.platform,
                 "pid": os.getpid(),
             },
-            "request": {k: req.get(k) for k in ("watch", "stop_at", "adapter", "gpu")},
+            "request": {k: req.get(k) for k in ("watch", "stop_at", "adapter", "gpu", "inputs")},
             "adapter": req.get("adapter_info"),
             "packages": self.packages(),
             "simulation": self.simulation,

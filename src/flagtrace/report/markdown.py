@@ -67,6 +67,9 @@ class MarkdownReport:
         t = a.get("target", {})
         command = " ".join(t.get("command", [])) or " ".join(t.get("argv", []))
         self.w("```sh\n%s\n```" % command)
+        for line in a.get("inputs") or []:
+            self.w()
+            self.w("> model: %s" % plain(line))
         for note in a.get("notes", []):
             self.w()
             self.w("> note: %s" % plain(note))

@@ -121,6 +121,8 @@ class TerminalReport:
         if a.get("object"):
             stop = (" · stopped at %s" % a["stop"]) if a.get("stop") else ""
             self.p("  object       %s%s" % (escape(a["object"]), escape(stop)))
+        for i, line in enumerate(a.get("inputs") or []):
+            self.p("  %s %s" % ("model       " if i == 0 else "            ", escape(line)))
         sim = a.get("simulation")
         if sim:
             self.p("  simulated    %s" % escape(sim.get("describe", "")))
