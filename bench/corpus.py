@@ -1,0 +1,148 @@
+"""Real public launch commands (bench/corpus/*.toml, a source per entry) through flagtrace explain,
+as a new user would paste them: one line per command and the totals per outcome.
+
+Outcomes: resolved (exit 0); framework error explained (exit 2: the framework's own error, or its
+parser refusing an option the release lacks); simulation gap (an error that names hardware or OS
+the simulation does not provide: InfiniBand devices, an NPU, ...); input (exit 64: the command
+needs something this machine cannot have, e.g. a placeholder like $MODEL or a model nothing here
+knows); tool failure (anything else: exit 3 or 70, a timeout).
+
+    .venv/bin/python bench/corpus.py                       # SGLang 0.5.23 and vLLM 0.34.0
+    .venv/bin/python bench/corpus.py --sglang 0.5.11 --only sglang --json out.json
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "bench", "corpus")
+FLAGTRACE = [os.path.join(ROOT, ".venv", "bin", "python"), "-m", "flagtrace"]
+DEFAULT_GPU = "H100x8"
+GAP = re.compile(r"infiniband|/sys/class|ib[_ ]device|\bnpu\b|ascend|rdma|mooncake|nvidia-smi|numa", re.I)
+OUTCOMES = ("resolved", "framework error explained", "simulation gap", "input", "tool failure")
+
+
+def load(framework):
+    with open(os.path.join(CORPUS, framework + ".toml"), "rb") as fh:
+        return tomllib.load(fh)["command"]
+
+
+def known_gpus():
+    out = subprocess.run(FLAGTRACE + ["gpus"], capture_output=True, text=True, cwd=ROOT).stdout
+    names = set()
+    for line in out.splitlines()[1:]:
+        names.update(w.strip(",").lower() for w in line.split())  # the name and its aliases
+    return names
+
+
+def gpu_for(entry, known):
+    gpu = entry.get("gpu") or DEFAULT_GPU
+    name, _, count = gpu.rpartition("x")
+    if not name or not count.isdigit():
+        name, count = gpu, "8"
+    return (gpu, None) if name.lower() in known else ("%sx%s" % (DEFAULT_GPU.split("x")[0], count),
+                                                     "%s not simulated: %s used" % (gpu, DEFAULT_GPU.split("x")[0]))
+
+
+def argv_for(entry, framework, release):
+    """The published command as this machine runs it: its interpreter or console script replaced
+    by the release's; leading VAR=value words become the environment; a trailing & dropped."""
+    words = shlex.split(entry["command"])
+    env = {}
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    if words and words[-1] == "&":
+        words.pop()
+    bindir = os.path.join(ROOT, ".envs", framework, release, "bin")
+    head = os.path.basename(words[0]) if words else ""
+    if head.startswith("python"):
+        words[0] = os.path.join(bindir, "python")
+    elif head in ("sglang", "vllm"):
+        words[0] = os.path.join(bindir, head)
+    return words, env
+
+
+def classify(rc, doc, err):
+    text = err + json.dumps((doc or {}).get("error") or {})
+    if rc == 0:
+        return "resolved"
+    if GAP.search(text) and rc in (2, 3):
+        return "simulation gap"
+    if rc == 2:
+        return "framework error explained"
+    if rc == 64:
+        return "input"
+    return "tool failure"
+
+
+def run_one(entry, framework, release, known, timeout):
+    argv, env = argv_for(entry, framework, release)
+    gpu, gpu_note = gpu_for(entry, known)
+    full = dict(os.environ, **env)
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(FLAGTRACE + ["explain", "--format", "json", "--gpu", gpu, "--timeout", str(timeout),
+                                           "--", *argv], capture_output=True, text=True, cwd=ROOT, env=full,
+                              timeout=timeout + 60)
+        rc, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired:
+        rc, out, err = 124, "", "timed out"
+    try:
+        doc = json.loads(out) if out.strip() else None
+    except ValueError:
+        doc = None
+    line = next((l for l in err.splitlines() if l.startswith("flagtrace: ") and "note:" not in l), "")
+    return {"id": entry["id"], "framework": framework, "release": release, "gpu": gpu, "gpu_note": gpu_note,
+            "rc": rc, "outcome": classify(rc, doc, err), "seconds": round(time.monotonic() - started, 1),
+            "line": line[len("flagtrace: "):][:200], "source": entry["source"],
+            "inputs": (doc or {}).get("inputs", [])}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sglang", default="0.5.23", help="SGLang release (.envs/sglang/V)")
+    p.add_argument("--vllm", default="0.34.0", help="vLLM release (.envs/vllm/V)")
+    p.add_argument("--only", choices=("sglang", "vllm"))
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=240)
+    p.add_argument("--json", metavar="FILE")
+    opts = p.parse_args()
+    known = known_gpus()
+    work = [(e, fw, getattr(opts, fw)) for fw in ("sglang", "vllm") if opts.only in (None, fw) for e in load(fw)]
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        futures = [pool.submit(run_one, e, fw, rel, known, opts.timeout) for e, fw, rel in work]
+        for future in futures:
+            r = future.result()
+            results.append(r)
+            print("%-26s %-55s rc=%-3s %5.1fs  %s" % (r["outcome"], r["id"][:55], r["rc"], r["seconds"],
+                                                     r["line"] or "; ".join(r["inputs"])), flush=True)
+    print()
+    for fw in ("sglang", "vllm"):
+        mine = [r for r in results if r["framework"] == fw]
+        if not mine:
+            continue
+        counts = {o: sum(1 for r in mine if r["outcome"] == o) for o in OUTCOMES}
+        print("%s %s: %d commands · %s" % (fw, getattr(opts, fw), len(mine),
+                                          " · ".join("%s %d (%.0f%%)" % (o, n, 100.0 * n / len(mine))
+                                                     for o, n in counts.items())))
+    if opts.json:
+        with open(opts.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
