@@ -5,6 +5,7 @@ import os
 
 from .. import modelconfigs
 from ..exitcodes import FlagtraceError
+from .modelpath import option_value
 
 
 class FrameworkAdapter:
@@ -55,6 +56,8 @@ class FrameworkAdapter:
     # Options that name a model: the main one (--model-config answers for it), others looked up the
     # same way (a draft model), and some only where a config is found (a tokenizer path).
     model_options = ()
+    # Options naming network devices (comma-separated): the simulated box has them.
+    device_options = ()
     other_model_options = ()
     optional_model_options = ()
 
@@ -81,7 +84,9 @@ class FrameworkAdapter:
     def request(self, target, asked):
         if not asked.via:  # a remote model path is checked there, by the framework
             self.check(target.args)
-        return {"watch": list(asked.watch), "stop_at": list(asked.stop_at), "adapter": self.name,
+        named = [d.strip() for option in self.device_options for d in (option_value(target.args, (option,)) or
+                                                                           "").split(",") if d.strip()]
+        return {"named_devices": named, "watch": list(asked.watch), "stop_at": list(asked.stop_at), "adapter": self.name,
                 "adapter_info": {"name": self.name, "describe": self.name}, "setup": list(self.setup)}
 
     def check(self, args):

@@ -22,6 +22,7 @@ class SGLangAdapter(FrameworkAdapter):
     model_options = ("--model-path", "--model")
     other_model_options = ("--speculative-draft-model-path", "--speculative-draft-model")
     optional_model_options = ("--tokenizer-path",)
+    device_options = ("--disaggregation-ib-device",)
 
     def check(self, args):
         check_model_path(args)

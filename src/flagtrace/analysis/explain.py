@@ -514,8 +514,24 @@ class Explainer:
         report["logs"] = [{"level": e["level"], "message": e["message"]} for e in self.events
                           if e["kind"] == "log" and e["level"] in ("ERROR", "CRITICAL")][-3:]
         report["mentions"] = self._mentioned_values(exc["message"])
-        report["hints"] = self._hints(report.get("reads", []) + report["mentions"])
+        report["hints"] = self._hints(report.get("reads", []) + report["mentions"]) + self._unanswered_hints(frames)
         return report
+
+    def unanswered(self):
+        """Hardware / OS queries a simulation was running for but did not answer (this machine did)."""
+        if not self.trace.get("simulation"):
+            return []
+        return [{"query": e["query"], "result": e["result"], "func": (e.get("at") or {}).get("func"),
+                 "file": (e.get("at") or {}).get("file"), "line": (e.get("at") or {}).get("line")}
+                for e in self.hardware if e.get("unanswered")]
+
+    def _unanswered_hints(self, frames):
+        """An error raised by code that asked something the simulation did not answer."""
+        funcs = {f.get("func") for f in frames}
+        files = {f.get("file") for f in frames}
+        return [{"text": "%s was answered by this machine, not simulated, in %s (%s:%s) before the error: "
+                         "the error may come from the simulation" % (u["query"], u["func"], u["file"], u["line"])}
+                for u in self.unanswered() if u["func"] in funcs and u["file"] in files]
 
     def _options(self):
         options = {}
@@ -593,6 +609,7 @@ class Explainer:
             "adapter": self.trace.get("adapter"),
             "simulation": self.trace.get("simulation"),
             "inputs": list(self.trace.get("request", {}).get("inputs") or []),
+            "unanswered": self.unanswered(),
             "object": obj["class"] if obj else None,
             "status": _status(status, error),
             "stop": self.outcome.get("stop"),

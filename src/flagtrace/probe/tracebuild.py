@@ -283,8 +283,12 @@ class TraceBuilder:
             event["at"] = frame_info(frame)
         self._add(event)
 
-    def hardware(self, what, result, frame):
+    def hardware(self, what, result, frame, unanswered=False):
+        """A hardware or OS query: answered by the simulation, or (``unanswered``) by this machine
+        where a simulation runs but does not cover it."""
         event = {"kind": "hw", "seq": self._next(), "query": what, "result": safe_repr(result)}
+        if unanswered:
+            event["unanswered"] = True
         if frame is not None:
             event["at"] = frame_info(frame)
             event["stack"] = outer_frames(frame.f_back, 10)

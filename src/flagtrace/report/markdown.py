@@ -214,6 +214,9 @@ class MarkdownReport:
             self.w("- stand-in: %s" % plain(s))
         for s in sim.get("compat") or []:
             self.w("- compatibility: %s" % plain(s))
+        for u in self.a.get("unanswered") or []:
+            self.w("- not simulated (this machine answered): %s → %s (%s)" % (
+                code(u["query"]), code(u["result"]), where(self.a, u["file"], u["line"])))
         self.w()
         self.w("</details>")
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 from . import tools
+from .host import HostSimulation
 from .standins import StandIns
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -70,6 +71,8 @@ class GpuSimulation:
         self.probe.imports.on_import("psutil", self._patch_host_memory)
         self.standins.install()
         self._wrap_subprocess()
+        self.host = HostSimulation(self)
+        self.host.install()
         self.trace.simulation = self.summary()
 
     def patch_pynvml_module(self, name):
@@ -98,7 +101,8 @@ class GpuSimulation:
         asked (a module-level function without arguments) returns the same under both."""
         if profile.get("vendor") != self.profile.get("vendor"):
             return "another vendor (%s)" % profile.get("vendor")
-        for event in [e for e in self.trace.events if e.get("kind") == "hw"]:
+        # an unanswered query (host.py) was answered by this machine: the same under any profile
+        for event in [e for e in self.trace.events if e.get("kind") == "hw" and not e.get("unanswered")]:
             at = event.get("at") or {}
             if any(str(at.get("file")).endswith(f) and at.get("func") == name for f, name in self.private_reads):
                 continue

@@ -1,0 +1,125 @@
+"""The simulated box's host side, as far as frameworks look at it while resolving arguments:
+InfiniBand / RoCE devices under /sys/class/infiniband (and /dev/infiniband). A simulated GPU box
+has one NIC per GPU (``mlx5_0`` ...), or the profile's ``nics``, plus every device the command
+names (``--disaggregation-ib-device mlx5_bond_0``, passed by the tool-side adapter as
+``named_devices``). Answered through os.path.exists / isdir / isfile, os.listdir and os.scandir,
+each answer recorded as a hardware query.
+
+Queries the simulation does not answer (other paths under /sys, /dev, /proc/driver) are recorded
+too, with ``unanswered`` and the real answer: the audit of what the simulation left to this
+machine. Standard library only, Python >= 3.9.
+"""
+import os
+import sys
+
+SIMULATED_ROOTS = ("/sys/class/infiniband", "/dev/infiniband")
+AUDITED = ("/sys/", "/dev/", "/proc/driver")
+
+
+class HostSimulation:
+    def __init__(self, sim):
+        self.sim = sim
+        self.trace = sim.trace
+        self.busy = False
+        self.seen = set()  # unanswered queries recorded once each
+
+    def devices(self):
+        profile = self.sim.profile
+        nics = profile.get("nics")
+        if nics is None:
+            nics = ["mlx5_%d" % i for i in range(self.sim.count)] if profile.get("vendor") == "nvidia" else []
+        named = self.sim.probe.request.get("named_devices") or []
+        return list(dict.fromkeys(list(nics) + list(named)))
+
+    def install(self):
+        self._orig = {"exists": os.path.exists, "isdir": os.path.isdir, "isfile": os.path.isfile,
+                      "listdir": os.listdir, "scandir": os.scandir}
+        os.path.exists = self._wrap("exists", lambda kind, path: kind != "file")
+        os.path.isdir = self._wrap("isdir", lambda kind, path: kind == "dir")
+        os.path.isfile = self._wrap("isfile", lambda kind, path: kind == "file")
+        os.listdir = self._wrap_listing("listdir", list)
+        self.sim.patched.append("/sys/class/infiniband, /dev/infiniband: %s" % (", ".join(self.devices()) or "none"))
+
+    def _kind(self, path):
+        """'dir', 'file' or None (absent) for a simulated path; False when the path is not ours."""
+        try:
+            path = os.fspath(path)
+        except TypeError:
+            return False
+        if not isinstance(path, str):
+            return False
+        path = os.path.normpath(path)
+        for root in SIMULATED_ROOTS:
+            if path == root:
+                return "dir"
+            if path.startswith(root + "/"):
+                rest = path[len(root) + 1:].split("/")
+                if root.startswith("/dev"):
+                    return "file" if len(rest) == 1 and rest[0].startswith(("uverbs", "rdma_cm")) else None
+                if rest[0] not in self.devices():
+                    return None
+                return "dir" if len(rest) == 1 or rest[1:] in (["ports"], ["ports", "1"]) else None
+        return False
+
+    def _listing(self, path):
+        path = os.path.normpath(os.fspath(path))
+        if path == "/sys/class/infiniband":
+            return self.devices()
+        if path == "/dev/infiniband":
+            return ["rdma_cm"] + ["uverbs%d" % i for i in range(len(self.devices()))]
+        if path.endswith("/ports"):
+            return ["1"]
+        return []
+
+    def _wrap(self, name, answer):
+        orig = self._orig[name]
+
+        def query(path, *args, **kwargs):
+            if self.busy:
+                return orig(path, *args, **kwargs)
+            kind = self._kind(path)
+            if kind is False:
+                result = orig(path, *args, **kwargs)
+                self._audit("os.path.%s(%r)" % (name, path), path, result)
+                return result
+            asked = "os.path.%s(%r)" % (name, os.fspath(path))
+            self.sim.answers[asked] = lambda: answer(self._kind(path), path)  # under another profile
+            return self.sim._record(asked, answer(kind, path))
+
+        query.__wrapped__ = orig
+        return query
+
+    def _wrap_listing(self, name, shape):
+        orig = self._orig[name]
+
+        def query(path=".", *args, **kwargs):
+            if self.busy:
+                return orig(path, *args, **kwargs)
+            kind = self._kind(path)
+            if kind is False:
+                result = orig(path, *args, **kwargs)
+                self._audit("os.%s(%r)" % (name, path), path, result)
+                return result
+            if kind != "dir":
+                raise FileNotFoundError(2, "No such file or directory (simulated)", os.fspath(path))
+            asked = "os.%s(%r)" % (name, os.fspath(path))
+            self.sim.answers[asked] = lambda: shape(self._listing(path))
+            return self.sim._record(asked, shape(self._listing(path)))
+
+        query.__wrapped__ = orig
+        return query
+
+    def _audit(self, query, path, result):
+        """A hardware or OS path the simulation does not answer: recorded once, marked unanswered."""
+        try:
+            text = os.fspath(path)
+        except TypeError:
+            return
+        if not isinstance(text, str) or not text.startswith(AUDITED) or query in self.seen or self.sim.silent:
+            return
+        self.seen.add(query)
+        self.busy = True
+        try:
+            self.trace.hardware(query, result, sys._getframe(2), unanswered=True)
+        finally:
+            self.busy = False

@@ -1,0 +1,36 @@
+"""Example target: a launcher that checks the host for an RDMA NIC and a NUMA layout while it
+resolves. Under --gpu the InfiniBand devices are simulated; /sys/devices/system/node is not, so
+this machine answers it and the report lists that query as not simulated."""
+import argparse
+import dataclasses
+import os
+
+
+@dataclasses.dataclass
+class HostConfig:
+    ib_device: str = ""
+    numa_bind: bool = False
+
+    def __post_init__(self):
+        if self.ib_device:
+            available = os.listdir("/sys/class/infiniband")
+            if self.ib_device not in available:
+                raise ValueError("IB device %s not found; available: %s" % (self.ib_device, available))
+        if self.numa_bind and not os.path.isdir("/sys/devices/system/node/node7"):
+            raise ValueError("--numa-bind needs 8 NUMA nodes")
+
+
+def start(config):
+    pass
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ib-device", default="")
+    p.add_argument("--numa-bind", action="store_true")
+    args = p.parse_args()
+    start(HostConfig(**vars(args)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""The simulated box's host side (probe/sim/host.py): InfiniBand devices exist under --gpu, and every
+hardware / OS path the simulation does not answer is listed with the line that asked."""
+import os
+
+from ft_support import PY, example, field, run_cli
+
+WATCH = ["--watch", "host_check:HostConfig", "--stop-at", "host_check:start"]
+
+
+def test_infiniband_devices_are_simulated(no_leftovers):
+    r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
+                 "--ib-device", "mlx5_3"])
+    assert r.rc == 0, r
+    assert field(r.doc, "ib_device")["verdict"] == "honoured"
+    assert "/sys/class/infiniband, /dev/infiniband: %s" % ", ".join("mlx5_%d" % i for i in range(8)) in \
+        r.doc["simulation"]["patched"]
+    assert r.doc["unanswered"] == []
+
+
+def test_a_device_beyond_the_box_is_refused_by_the_target(no_leftovers):
+    r = run_cli(["explain", "--gpu", "H100x2", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
+                 "--ib-device", "mlx5_3"])
+    assert r.rc == 2 and r.doc["error"]["message"] == "IB device mlx5_3 not found; available: ['mlx5_0', 'mlx5_1']"
+    assert [h for h in r.doc["error"]["hardware"] if h["query"] == "os.listdir('/sys/class/infiniband')"]
+
+
+def test_unanswered_query_is_listed_and_named_in_the_error(no_leftovers):
+    r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
+                 "--numa-bind"])
+    real = os.path.isdir("/sys/devices/system/node/node7")
+    [u] = r.doc["unanswered"]
+    assert (u["query"], u["result"], u["func"], u["line"]) == (
+        "os.path.isdir('/sys/devices/system/node/node7')", repr(real), "HostConfig.__post_init__", 19)
+    if not real:
+        assert r.rc == 2
+        assert any("/sys/devices/system/node/node7')" in h["text"] and "may come from the simulation" in h["text"]
+                   for h in r.doc["error"]["hints"])
+    md = run_cli(["explain", "--gpu", "H100x8", "--format", "markdown", *WATCH, "--", PY, example("host_check.py"),
+                  "--numa-bind"])
+    assert "- not simulated (this machine answered): `os.path.isdir('/sys/devices/system/node/node7')`" in md.out
+
+
+def test_without_a_simulation_nothing_is_audited(no_leftovers):
+    r = run_cli(["explain", "--format", "json", *WATCH, "--", PY, example("host_check.py"), "--numa-bind"])
+    assert r.doc["unanswered"] == [] and r.doc["simulation"] is None
