@@ -71,6 +71,10 @@ def argv_for(entry, framework, release):
         words[0] = os.path.join(bindir, "python")
     elif head in ("sglang", "vllm"):
         words[0] = os.path.join(bindir, head)
+        overlay = os.path.join(ROOT, ".envs", framework, "overlays", release)
+        if not os.path.exists(words[0]) and os.path.exists(os.path.join(overlay, "bin", head)):
+            words[0] = os.path.join(overlay, "bin", head)  # an overlay's console script, on its path
+            env["PYTHONPATH"] = overlay
     return words, env
 
 

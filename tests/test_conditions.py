@@ -424,3 +424,35 @@ def test_key_line_in_a_returned_dict_literal_and_the_ternary_direction():
     assert cond.ternary_holds(ternary.choice, 64) is True
     assert cond.ternary_holds(ternary.choice, local_reprs={"backend": "'triton'"}) is False
     assert cond.ternary_holds(ternary.choice) is None            # nothing to tell
+
+
+def test_local_source_is_the_assignment_that_ran_last():
+    from flagtrace.analysis.conditions import local_source
+
+    text = """def constraints(view):
+    page_size = view.page_size
+    if view.backend == "flashmla":
+        page_size = 64
+    if view.backend == "trtllm_mla":
+        if page_size not in [32, 64]:
+            page_size = 64
+    if page_size != view.page_size:
+        return {"page_size": page_size}
+    return {}
+"""
+    ran = [2, 3, 5, 6, 7, 8, 9]
+    assert local_source(text, 9, ran) == ("page_size", 7)
+    assert local_source(text, 9, [2, 3, 4, 5, 8, 9]) == ("page_size", 4)
+    assert local_source(text, 9, [2, 3, 5, 8, 9]) == ("page_size", 2)
+    assert local_source(text, 9, []) is None
+    assert local_source("def f(d):\n    d['k'] = 1\n    return d\n", 2, [2, 3]) is None  # stores a constant
+
+
+def test_a_value_inside_a_url_or_dotted_name_is_not_mentioned():
+    from flagtrace.analysis.explain import _names
+
+    assert not _names("huggingface", "We couldn't connect to 'https://huggingface.co' to load this file")
+    assert not _names("auto", "in transformers.models.auto.configuration_auto")
+    assert not _names("cpu", "numa_bind_cpus must be set")
+    assert _names("triton", "attention backend triton is not supported.")
+    assert _names("fa3", "FlashAttention v3 (fa3) needs sm90")

@@ -13,7 +13,7 @@ import sys
 import jsonschema
 import pytest
 
-from sglang_support import HEADLINE, LLAMA3, ROOT, overlay_file, run_sglang
+from sglang_support import HEADLINE, LLAMA3, MODELS, ROOT, overlay_file, run_sglang
 
 VERSION = "0.5.23"
 pytestmark = pytest.mark.skipif(os.environ.get("FLAGTRACE_SGLANG", VERSION) != VERSION,
@@ -174,3 +174,27 @@ def test_sglang_serve_stops_at_the_same_point(tmp_path):
     assert fields["page_size"]["verdict"] == "honoured"
     assert fields["attention_backend"]["final"]["value"] == "fa3"
     assert fields["attention_backend"]["changes"][-1]["func"] == "_attention_backend_default"
+
+
+def test_deepseek_page_size_is_credited_to_the_local_that_decided_it():
+    """DeepSeek-V3 FP8, --page-size 16 on a B200: the pass returns {"page_size": page_size} because
+    the local differs from the view; the reason is the trtllm_mla branch that set page_size = 64,
+    under its own if chain, and attention_backend there was decided by the DeepSeek overrides."""
+    run = run_sglang(VERSION, ["--model-path", os.path.join(MODELS, "deepseek-v3-fp8"), "--tp", "8", "--page-size",
+                               "16"], gpu="B200x8")
+    assert run.rc == 0, run
+    field = run.field("page_size")
+    assert (field["verdict"], field["initial"]["value"], field["final"]["value"]) == ("overridden", 16, 64)
+    change = field["changes"][-1]
+    assert change["func"] == "_mla_backend_page_constraints" and source_line(
+        "arg_groups/overrides.py", change["line"]) == 'return {"page_size": page_size}'
+    local = change["from_local"]
+    assert (local["local"], local["src"]) == ("page_size", "page_size = 64")
+    assert source_line("arg_groups/overrides.py", local["line"]) == "page_size = 64"
+    tests = [c["test"] for c in local["conditions"]]
+    assert tests == ['view.attention_backend == "trtllm_mla" or view.decode_attention_backend == "trtllm_mla"',
+                     "page_size not in [32, 64]"] and all(c["holds"] for c in local["conditions"])
+    backend = next(r for r in local["reads"] if r.get("field") == "attention_backend")
+    assert backend["value"]["value"] == "trtllm_mla" and backend["origin"] == "decided"
+    assert backend["set_by"]["func"] == "_deepseek_family_overrides"
+    assert all(r.get("local") != "page_size" for r in local["reads"])  # its value there is not the final one

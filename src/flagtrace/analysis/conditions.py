@@ -540,3 +540,40 @@ def attribute_assignments(text, func_name, receiver):
 def _names(node, name):
     return (isinstance(node, ast.Name) and node.id == name) or \
         (isinstance(node, ast.Attribute) and node.attr == name)
+
+
+def local_source(text, line, ran, value_of=None):
+    """The assignment a value stored at ``line`` came from, when that statement stores a local
+    (``return {"page_size": page_size}``): (local, line of its last assignment that ran before
+    ``line``), or None. ``ran``: the lines the call executed, in order; ``value_of``: the
+    expression stored (default: every local the statement reads, the first that has one)."""
+    index = source_index(text) if text else None
+    func = index.function_at(line) if index is not None else None
+    statement = _statement_node(text, line)
+    if func is None or statement is None or not ran:
+        return None
+    order = {}
+    for i, n in enumerate(ran):
+        order[n] = i
+    stop = max((order[n] for n in statement_lines(text, line) if n in order), default=None)
+    if stop is None:
+        return None
+    args = {a.arg for a in func.args.args + func.args.kwonlyargs}
+    if value_of is None:  # what the statement stores or returns, not where (``d[k] = v``: v)
+        value_of = getattr(statement, "value", None)
+        if value_of is None:
+            return None
+    for name in dict.fromkeys(names_read(value_of)):
+        if name in args:
+            continue
+        assigned = []
+        for node in ast.walk(func):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.lineno != line:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                    assigned.append(node.lineno)
+        runs = [(max(order[m] for m in statement_lines(text, n) | {n} if m in order), n) for n in assigned
+                if any(m in order and order[m] < stop for m in statement_lines(text, n) | {n})]
+        if runs:
+            return name, max(runs)[1]
+    return None

@@ -225,6 +225,8 @@ class Explainer:
         report.update(self.explain_line(at["file"], at["line"], decl["seq"],
                                          write.get("locals", {}) if direct else decider.get("locals", {}),
                                          stack=stack, value=write["new"]))
+        self._local_source(report, at, decider.get("lines") or (), decl["seq"],
+                           write.get("locals", {}) if direct else decider.get("locals", {}))
         attached = list(self.logs_by_write.get(write["seq"], []))
         if decider.get("frame") is not None:  # what the pass or provider logged while it decided
             attached += self.logs_by_frame.get((decider["frame"], decider.get("file"), decider.get("func")), [])
@@ -232,6 +234,19 @@ class Explainer:
                            "line": e["at"]["line"]} for e in attached if e["kind"] == "log"]
         report["env"] = []
         return report
+
+    def _local_source(self, report, at, ran, seq, locals_):
+        """The value came from a local: add the line that assigned it, with that line's own ``if``
+        chain (every test held: the line ran) and what those tests read (``from_local``)."""
+        text = self.sources.get(at.get("file"))
+        found = cond.local_source(text, at.get("line"), ran) if text else None
+        if found is None:
+            return
+        name, line = found
+        sub = self.explain_line(at["file"], line, seq, {k: v for k, v in locals_.items() if k != name})
+        for c in sub["conditions"]:
+            c["holds"] = True
+        report["from_local"] = {"local": name, "line": line, "src": cond.statement_at(text, line), **sub}
 
     def decision_site(self, decl, field):
         """Where a declaration decided ``field``: for a pass or provider that returned its
@@ -625,8 +640,10 @@ class Explainer:
 
 
 def _names(value, message):
-    """``value`` appears in ``message`` as a word of its own ('cpu' is not in 'numa_bind_cpus')."""
-    return re.search(r"(?<![\w])%s(?![\w])" % re.escape(value), message) is not None
+    """``value`` appears in ``message`` as a word of its own: not inside another word ('cpu' in
+    'numa_bind_cpus'), nor inside a URL, path or dotted name ('huggingface' in
+    'https://huggingface.co/...', 'auto' in 'transformers.models.auto')."""
+    return re.search(r"(?<![\w./:-])%s(?![\w/:-]|\.\w)" % re.escape(value), message) is not None
 
 
 def _status(status, error):

@@ -85,6 +85,10 @@ class MarkdownReport:
                                               self.origin(r)))
         for h in item.get("hardware", []):
             self.w("%s- asked %s → %s (line %s)" % (indent, code(h["query"]), code(h["result"]), h.get("line")))
+        local = item.get("from_local")
+        if local:
+            self.w("%s- %s came from %s (line %s)" % (indent, code(local["local"]), code(local["src"]), local["line"]))
+            self.explanation(local, indent + "  ")
 
     def origin(self, read):
         origin = read.get("origin")

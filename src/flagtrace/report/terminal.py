@@ -98,6 +98,7 @@ class TerminalReport:
     def __init__(self, analysis, console=None, width=100, color=None, details=False):
         self.a = analysis
         self.details = details
+        self.tree = False  # why: follow decided reads back (cause)
         self.c = console or Console(width=width, highlight=False, soft_wrap=False,
                                     color_system="auto" if color is None else ("standard" if color else None),
                                     no_color=(color is False))
@@ -170,7 +171,7 @@ class TerminalReport:
             self.p("%s  [dim]%s[/dim]" % (indent, escape(text)))
         self.explanation(ch, indent + "  ")
 
-    def explanation(self, item, indent):
+    def explanation(self, item, indent, depth=0):
         conds = item.get("conditions") or []
         for i, c in enumerate(conds):
             label = "because" if i == 0 else "       "
@@ -196,6 +197,7 @@ class TerminalReport:
                     _val(d["value"]), d["source"], os.path.basename(where.get("file") or "?"), where.get("line"))
             self.p("%s%s %s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["field"]), escape(_val(r["value"])),
                                                        escape(_origin_text(r)), escape(via)))
+            self.cause(r, item.get("seq"), indent + "         ", depth)
         for i, h in enumerate(item.get("hardware") or []):
             label = "asked  " if i == 0 else "       "
             self.p("%s%s %s → %s  [dim](line %s)[/dim]" % (indent, label, escape(h["query"]), escape(h["result"]),
@@ -205,6 +207,27 @@ class TerminalReport:
                                                          escape(str(env["old"]))))
         for log in item.get("logs") or []:
             self.p("%slogged  %s %s" % (indent, log["level"], escape(_ends(log["message"], 300))))
+        local = item.get("from_local")
+        if local:
+            self.p("%s%s came from  %s  [dim](line %s)[/dim]" % (indent, escape(local["local"]), escape(local["src"]),
+                                                             local["line"]))
+            self.explanation(dict(local, seq=item.get("seq")), indent + "  ", depth)
+
+    CAUSE_DEPTH = 3  # why: a decided field a condition read is followed back this many levels
+
+    def cause(self, read, seq, indent, depth):
+        """``why``: the field a condition read was itself decided: by which change and why, down to
+        the user's inputs, defaults, environment and hardware answers (bounded depth)."""
+        if not self.tree or depth >= self.CAUSE_DEPTH or read.get("origin") != "decided" or seq is None:
+            return
+        f = next((x for x in self.a.get("fields", []) if x["field"] == read["field"]), None)
+        before = [c for c in (f or {}).get("changes", []) if c.get("seq", 0) < seq and not c.get("brief")]
+        if not before:
+            return
+        ch = before[-1]
+        self.p("%s[dim]↳ %s was set by %s (%s:%s)[/dim]" % (indent, escape(read["field"]), escape(ch.get("func") or "?"),
+                                                         escape(short_path(ch.get("file"), self.a)), ch.get("line")))
+        self.explanation(ch, indent + "  ", depth + 1)
 
     def field_block(self, f, detail=True):
         req = f.get("requested")
@@ -359,6 +382,7 @@ class TerminalReport:
         self.environment()
 
     def render_field(self, f):
+        self.tree = True
         self.header("why")
         self.p()
         if f is None:
