@@ -148,3 +148,13 @@ def is_alive(pid):
 def flagtrace_tmpdirs(where=None):
     where = where or tempfile.gettempdir()
     return sorted(n for n in os.listdir(where) if n.startswith("flagtrace-"))
+
+
+def load_script(name):
+    """A script under scripts/ (not a package) as a module, e.g. load_script("sglang_flag_history")."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "scripts", name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -30,11 +30,10 @@ def choose_adapter(target, asked):
 
 def annotate(analysis):
     """Let the adapter that produced a trace add what only it knows (e.g. flag renames)."""
-    name = (analysis.get("adapter") or {}).get("name")  # release notes only SGLang has so far
-    if name == SGLangAdapter.name:
-        from .sglang import annotate as sglang_annotate
-
-        sglang_annotate(analysis)
+    name = (analysis.get("adapter") or {}).get("name")
+    for adapter_class in ADAPTERS:
+        if adapter_class.name == name:
+            adapter_class().annotate(analysis)
     return analysis
 
 

@@ -95,6 +95,9 @@ class FrameworkAdapter:
     def environment(self, target, asked):
         return None
 
+    def annotate(self, analysis):
+        """Add to an analysis of this framework what only the adapter knows (flag renames)."""
+
     def translate(self, args, version):
         """``args`` for release ``version`` of the framework, options renamed between releases
         spelled as that release spells them: (args, [note per translated option])."""

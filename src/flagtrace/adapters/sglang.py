@@ -30,6 +30,9 @@ class SGLangAdapter(FrameworkAdapter):
     def translate(self, args, version):
         return translate_flags(args, version)
 
+    def annotate(self, analysis):
+        annotate(analysis)
+
     def field_aliases(self):
         return field_aliases()
 
