@@ -30,7 +30,7 @@ def test_unanswered_query_is_listed_and_named_in_the_error(no_leftovers):
     real = os.path.isdir("/sys/devices/system/node/node7")
     [u] = r.doc["unanswered"]
     assert (u["query"], u["result"], u["func"], u["line"]) == (
-        "os.path.isdir('/sys/devices/system/node/node7')", repr(real), "HostConfig.__post_init__", 19)
+        "os.path.isdir('/sys/devices/system/node/node7')", repr(real), "HostConfig.__post_init__", 25)
     if not real:
         assert r.rc == 2
         assert any("/sys/devices/system/node/node7')" in h["text"] and "may come from the simulation" in h["text"]
@@ -43,3 +43,11 @@ def test_unanswered_query_is_listed_and_named_in_the_error(no_leftovers):
 def test_without_a_simulation_nothing_is_audited(no_leftovers):
     r = run_cli(["explain", "--format", "json", *WATCH, "--", PY, example("host_check.py"), "--numa-bind"])
     assert r.doc["unanswered"] == [] and r.doc["simulation"] is None
+
+
+def test_an_error_naming_what_is_not_simulated_says_so(no_leftovers):
+    r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
+                 "--device", "npu"])
+    assert r.rc == 2 and r.doc["error"]["message"] == "torch_npu is required when run on npu device."
+    assert {"text": "an Ascend NPU (torch_npu) is not simulated (--gpu simulates the GPUs, not this)"} in \
+        r.doc["error"]["hints"]

@@ -165,7 +165,8 @@ def check_outcome(trace, result):
         raise FlagtraceError(refused)
     died = verdict.died_early(trace)
     if died:
-        raise FlagtraceError("the target %s before resolution started" % died,
+        gap = verdict.simulation_gap(trace, died)
+        raise FlagtraceError("the target %s before resolution started%s" % (died, "; " + gap if gap else ""),
                              detail=stderr_tail(result.stderr) if result else None)
 
 

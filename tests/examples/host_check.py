@@ -10,8 +10,14 @@ import os
 class HostConfig:
     ib_device: str = ""
     numa_bind: bool = False
+    device: str = "cuda"
 
     def __post_init__(self):
+        if self.device == "npu":
+            try:
+                import torch_npu  # noqa: F401
+            except ImportError:
+                raise ImportError("torch_npu is required when run on npu device.")
         if self.ib_device:
             available = os.listdir("/sys/class/infiniband")
             if self.ib_device not in available:
@@ -28,6 +34,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--ib-device", default="")
     p.add_argument("--numa-bind", action="store_true")
+    p.add_argument("--device", default="cuda")
     args = p.parse_args()
     start(HostConfig(**vars(args)))
 

@@ -9,6 +9,7 @@ import difflib
 import re
 
 from . import conditions as cond
+from . import verdict
 
 ANALYSIS_SCHEMA = "flagtrace/analysis@1"
 VERDICT_ORDER = ("overridden", "decided", "honoured", "default")
@@ -530,6 +531,9 @@ class Explainer:
                           if e["kind"] == "log" and e["level"] in ("ERROR", "CRITICAL")][-3:]
         report["mentions"] = self._mentioned_values(exc["message"])
         report["hints"] = self._hints(report.get("reads", []) + report["mentions"]) + self._unanswered_hints(frames)
+        gap = verdict.simulation_gap(self.trace, "%s: %s" % (exc["type"], exc["message"]))
+        if gap:
+            report["hints"].append({"text": gap})
         return report
 
     def unanswered(self):

@@ -33,6 +33,19 @@ def died_early(trace):
     return "exited with status %s" % outcome.get("exit_code")
 
 
+def simulation_gap(trace, text):
+    """One line when ``text`` (an error) names something the simulation does not provide
+    (probe/sim/standins.json ``not_simulated``) and a simulation ran; else None."""
+    if not trace.get("simulation") or not text:
+        return None
+    from ..probe.sim.standins import load_not_simulated
+
+    for key, line in load_not_simulated().items():
+        if key in text:
+            return "%s (--gpu simulates the GPUs, not this)" % line
+    return None
+
+
 _NOT_RESOLUTION = ("ImportError", "ModuleNotFoundError", "SyntaxError", "KeyboardInterrupt", "SystemExit")
 
 
