@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "bench", "corpus")
 FLAGTRACE = [os.path.join(ROOT, ".venv", "bin", "python"), "-m", "flagtrace"]
 DEFAULT_GPU = "H100x8"
-GAP = re.compile(r"infiniband|/sys/class|ib[_ ]device|\bnpu\b|ascend|rdma|mooncake|nvidia-smi|numa", re.I)
+GAP = re.compile(r"not simulated|infiniband|/sys/class|ib[_ ]device|\bnpu\b|ascend|rdma|mooncake|nvidia-smi|numa", re.I)
 OUTCOMES = ("resolved", "framework error explained", "simulation gap", "input", "tool failure")
 
 

@@ -118,3 +118,9 @@ def test_unknown_hub_id_on_the_command_line_exits_64_before_any_import():
     assert r.rc == ExitCode.USAGE
     assert r.err.startswith("flagtrace: --model-path acme/NoSuchModel-7B: no config.json") and \
         len(r.err.splitlines()) == 1, r.err
+
+
+def test_a_renamed_hub_id_finds_the_config_under_its_new_name():
+    found = modelconfigs.locate("meta-llama/Meta-Llama-3.1-8B-Instruct", "--model")
+    assert found.describe() == ("--model meta-llama/Meta-Llama-3.1-8B-Instruct → bundled "
+                                "meta-llama/Llama-3.1-8B-Instruct config.json (its name on the hub now)")

@@ -44,7 +44,7 @@ def catalog():
     index = os.path.join(MODELS, "catalog.toml")
     if os.path.isfile(index):
         with open(index, "rb") as fh:
-            out.update({k: os.path.join(MODELS, v) for k, v in tomllib.load(fh).items()})
+            out.update({k: os.path.join(MODELS, v) for k, v in tomllib.load(fh).get("folders", {}).items()})
     hub = os.path.join(MODELS, "hub")
     if os.path.isdir(hub):
         for org in sorted(os.listdir(hub)):
@@ -74,7 +74,8 @@ def locate(typed, option, explicit=None, online=False):
                          % cached)
         match = _by_id(typed)
         if match:
-            return Found(option, typed, catalog()[match], match, "bundled %s config.json" % match)
+            renamed_now = " (its name on the hub now)" if match.lower() != typed.lower() else ""
+            return Found(option, typed, catalog()[match], match, "bundled %s config.json%s" % (match, renamed_now))
         if online:
             return _fetch(typed, option)
         raise FlagtraceError(
@@ -106,9 +107,23 @@ def _explicit(typed, option, explicit, online):
                          "see models/README.md)" % (explicit, len(catalog())), ExitCode.USAGE)
 
 
+@functools.lru_cache(maxsize=1)
+def renamed():
+    """{old hub id: the id the hub serves it as now} (catalog.toml [renamed])."""
+    index = os.path.join(MODELS, "catalog.toml")
+    if not os.path.isfile(index):
+        return {}
+    with open(index, "rb") as fh:
+        return tomllib.load(fh).get("renamed", {})
+
+
 def _by_id(model_id):
     lowered = model_id.lower()
-    return next((k for k in catalog() if k.lower() == lowered), None)
+    found = next((k for k in catalog() if k.lower() == lowered), None)
+    if found is None:
+        new = next((v for k, v in renamed().items() if k.lower() == lowered), None)
+        found = new if new in catalog() else None
+    return found
 
 
 def _by_name(path):
