@@ -30,7 +30,7 @@ def test_unanswered_query_is_listed_and_named_in_the_error(no_leftovers):
     real = os.path.isdir("/sys/devices/system/node/node7")
     [u] = r.doc["unanswered"]
     assert (u["query"], u["result"], u["func"], u["line"]) == (
-        "os.path.isdir('/sys/devices/system/node/node7')", repr(real), "HostConfig.__post_init__", 25)
+        "os.path.isdir('/sys/devices/system/node/node7')", repr(real), "HostConfig.__post_init__", 38)
     if not real:
         assert r.rc == 2
         assert any("/sys/devices/system/node/node7')" in h["text"] and "may come from the simulation" in h["text"]
@@ -51,3 +51,15 @@ def test_an_error_naming_what_is_not_simulated_says_so(no_leftovers):
     assert r.rc == 2 and r.doc["error"]["message"] == "torch_npu is required when run on npu device."
     assert {"text": "an Ascend NPU (torch_npu) is not simulated (--gpu simulates the GPUs, not this)"} in \
         r.doc["error"]["hints"]
+
+
+def test_driver_libraries_and_tools_the_simulation_does_not_answer_are_listed(no_leftovers):
+    r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
+                 "--rdma-check"])
+    assert r.rc == 0, r
+    by_query = {u["query"]: u for u in r.doc["unanswered"]}
+    lib = by_query["ctypes.CDLL('libibverbs.so.1')"]
+    assert (lib["func"], lib["line"]) == ("HostConfig.__post_init__", 22)
+    assert lib["result"].startswith(("'failed: ", "'loaded'"))
+    tool = by_query["ibv_devinfo -l"]
+    assert (tool["func"], tool["line"], tool["result"]) == ("HostConfig.__post_init__", 26, "'run on this machine'")

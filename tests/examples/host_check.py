@@ -11,8 +11,21 @@ class HostConfig:
     ib_device: str = ""
     numa_bind: bool = False
     device: str = "cuda"
+    rdma_check: bool = False
 
     def __post_init__(self):
+        if self.rdma_check:  # what some launchers do to see RDMA: load libibverbs, run ibv_devinfo
+            import ctypes
+            import subprocess
+
+            try:
+                ctypes.CDLL("libibverbs.so.1")
+            except OSError:
+                pass
+            try:
+                subprocess.run(["ibv_devinfo", "-l"], capture_output=True)
+            except OSError:
+                pass
         if self.device == "npu":
             try:
                 import torch_npu  # noqa: F401
@@ -35,6 +48,7 @@ def main():
     p.add_argument("--ib-device", default="")
     p.add_argument("--numa-bind", action="store_true")
     p.add_argument("--device", default="cuda")
+    p.add_argument("--rdma-check", action="store_true")
     args = p.parse_args()
     start(HostConfig(**vars(args)))
 

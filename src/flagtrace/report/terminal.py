@@ -98,7 +98,7 @@ class TerminalReport:
     def __init__(self, analysis, console=None, width=100, color=None, details=False):
         self.a = analysis
         self.details = details
-        self.tree = False  # why: follow decided reads back (cause)
+        self.tree = details  # why and --details: follow decided reads back (cause)
         self.c = console or Console(width=width, highlight=False, soft_wrap=False,
                                     color_system="auto" if color is None else ("standard" if color else None),
                                     no_color=(color is False))

@@ -14,7 +14,7 @@ import sys
 
 from . import tools
 from .host import HostSimulation
-from .standins import StandIns
+from .standins import StandIns, load_audited
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _GIB = 1024 ** 3
@@ -73,6 +73,7 @@ class GpuSimulation:
         self._wrap_subprocess()
         self.host = HostSimulation(self)
         self.host.install()
+        self.audited_tools = set(load_audited().get("tools", ()))
         self.trace.simulation = self.summary()
 
     def patch_pynvml_module(self, name):
@@ -179,6 +180,8 @@ class GpuSimulation:
                 words = command.split()
             tool = os.path.basename(words[0]) if words else ""
             if tool not in tools.TOOLS.get(self.profile["vendor"], ()):
+                if tool in self.audited_tools:
+                    self.host.audit_use(command[:200], "run on this machine")
                 return
             _, out = tools.answer(tool, self.profile, words[1:])
             caller = sys._getframe(2)

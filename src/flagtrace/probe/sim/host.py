@@ -38,6 +38,7 @@ class HostSimulation:
         os.path.isdir = self._wrap("isdir", lambda kind, path: kind == "dir")
         os.path.isfile = self._wrap("isfile", lambda kind, path: kind == "file")
         os.listdir = self._wrap_listing("listdir", list)
+        self._audit_libraries()
         self.sim.patched.append("/sys/class/infiniband, /dev/infiniband: %s" % (", ".join(self.devices()) or "none"))
 
     def _kind(self, path):
@@ -108,6 +109,44 @@ class HostSimulation:
 
         query.__wrapped__ = orig
         return query
+
+    def _audit_libraries(self):
+        """Driver libraries loaded through ctypes (``ctypes.CDLL("libcuda.so.1")``): not simulated,
+        listed with what this machine answered (loaded, or the loader's error)."""
+        import ctypes
+
+        from .standins import load_audited
+
+        names = tuple(load_audited().get("libraries", ()))
+        orig = ctypes.CDLL.__init__
+        host = self
+
+        def __init__(this, name, *args, **kwargs):
+            base = os.path.basename(str(name or ""))
+            if not base.startswith(names):
+                return orig(this, name, *args, **kwargs)
+            try:
+                orig(this, name, *args, **kwargs)
+            except OSError as exc:
+                host.audit_use("ctypes.CDLL(%r)" % base, "failed: %s" % exc, depth=2)
+                raise
+            host.audit_use("ctypes.CDLL(%r)" % base, "loaded", depth=2)
+
+        ctypes.CDLL.__init__ = __init__
+
+    def audit_use(self, query, result, depth=3):
+        """A driver library or tool this machine answered (the simulation has no answer for it)."""
+        if query in self.seen or self.sim.silent:
+            return
+        self.seen.add(query)
+        caller = sys._getframe(depth)
+        while caller is not None and caller.f_code.co_filename.startswith(os.path.dirname(os.__file__)):
+            caller = caller.f_back  # past ctypes / subprocess to the code that asked
+        self.busy = True
+        try:
+            self.trace.hardware(query, result, caller, unanswered=True)
+        finally:
+            self.busy = False
 
     def _audit(self, query, path, result):
         """A hardware or OS path the simulation does not answer: recorded once, marked unanswered."""

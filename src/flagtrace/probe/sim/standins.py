@@ -21,6 +21,12 @@ def load_table():
         return json.load(fh)["modules"]
 
 
+def load_audited():
+    """{"tools": [...], "libraries": [...]} whose use is listed when not simulated (standins.json)."""
+    with open(os.path.join(_HERE, "standins.json"), encoding="utf-8") as fh:
+        return json.load(fh).get("audited", {})
+
+
 def load_not_simulated():
     """{text an error may carry: what is not simulated} (standins.json ``not_simulated``)."""
     with open(os.path.join(_HERE, "standins.json"), encoding="utf-8") as fh:
