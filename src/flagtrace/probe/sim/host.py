@@ -2,7 +2,7 @@
 InfiniBand / RoCE devices under /sys/class/infiniband (and /dev/infiniband). A simulated GPU box
 has one NIC per GPU (``mlx5_0`` ...), or the profile's ``nics``, plus every device the command
 names (``--disaggregation-ib-device mlx5_bond_0``, passed by the tool-side adapter as
-``named_devices``). Answered through os.path.exists / isdir / isfile, os.listdir and os.scandir,
+``named_devices``). Answered through os.path.exists / isdir / isfile and os.listdir,
 each answer recorded as a hardware query.
 
 Queries the simulation does not answer (other paths under /sys, /dev, /proc/driver) are recorded
@@ -33,11 +33,11 @@ class HostSimulation:
 
     def install(self):
         self._orig = {"exists": os.path.exists, "isdir": os.path.isdir, "isfile": os.path.isfile,
-                      "listdir": os.listdir, "scandir": os.scandir}
+                      "listdir": os.listdir}
         os.path.exists = self._wrap("exists", lambda kind, path: kind != "file")
         os.path.isdir = self._wrap("isdir", lambda kind, path: kind == "dir")
         os.path.isfile = self._wrap("isfile", lambda kind, path: kind == "file")
-        os.listdir = self._wrap_listing("listdir", list)
+        os.listdir = self._wrap("listdir", self._list, label="os.", default=".")
         self._audit_libraries()
         self.sim.patched.append("/sys/class/infiniband, /dev/infiniband: %s" % (", ".join(self.devices()) or "none"))
 
@@ -72,43 +72,31 @@ class HostSimulation:
             return ["1"]
         return []
 
-    def _wrap(self, name, answer):
+    def _wrap(self, name, answer, label="os.path.", default=None):
+        """``os.path.NAME`` (or ``os.NAME`` with ``label``) answering simulated paths with
+        ``answer(kind, path)`` and recording it; every other path goes to the real function, and
+        is audited."""
         orig = self._orig[name]
 
-        def query(path, *args, **kwargs):
+        def query(path=default, *args, **kwargs):
             if self.busy:
                 return orig(path, *args, **kwargs)
             kind = self._kind(path)
             if kind is False:
                 result = orig(path, *args, **kwargs)
-                self._audit("os.path.%s(%r)" % (name, path), path, result)
+                self._audit("%s%s(%r)" % (label, name, path), path, result)
                 return result
-            asked = "os.path.%s(%r)" % (name, os.fspath(path))
+            asked = "%s%s(%r)" % (label, name, os.fspath(path))
             self.sim.answers[asked] = lambda: answer(self._kind(path), path)  # under another profile
             return self.sim._record(asked, answer(kind, path))
 
         query.__wrapped__ = orig
         return query
 
-    def _wrap_listing(self, name, shape):
-        orig = self._orig[name]
-
-        def query(path=".", *args, **kwargs):
-            if self.busy:
-                return orig(path, *args, **kwargs)
-            kind = self._kind(path)
-            if kind is False:
-                result = orig(path, *args, **kwargs)
-                self._audit("os.%s(%r)" % (name, path), path, result)
-                return result
-            if kind != "dir":
-                raise FileNotFoundError(2, "No such file or directory (simulated)", os.fspath(path))
-            asked = "os.%s(%r)" % (name, os.fspath(path))
-            self.sim.answers[asked] = lambda: shape(self._listing(path))
-            return self.sim._record(asked, shape(self._listing(path)))
-
-        query.__wrapped__ = orig
-        return query
+    def _list(self, kind, path):
+        if kind != "dir":
+            raise FileNotFoundError(2, "No such file or directory (simulated)", os.fspath(path))
+        return list(self._listing(path))
 
     def _audit_libraries(self):
         """Driver libraries loaded through ctypes (``ctypes.CDLL("libcuda.so.1")``): not simulated,
