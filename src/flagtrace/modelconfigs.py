@@ -38,13 +38,19 @@ class Found:
 
 
 @functools.lru_cache(maxsize=1)
+def _index():
+    """models/catalog.toml, read once ({} where there is none)."""
+    index = os.path.join(MODELS, "catalog.toml")
+    if not os.path.isfile(index):
+        return {}
+    with open(index, "rb") as fh:
+        return tomllib.load(fh)
+
+
+@functools.lru_cache(maxsize=1)
 def catalog():
     """{hub id: folder}: models/catalog.toml's entries and every models/hub/<org>/<name>/."""
-    out = {}
-    index = os.path.join(MODELS, "catalog.toml")
-    if os.path.isfile(index):
-        with open(index, "rb") as fh:
-            out.update({k: os.path.join(MODELS, v) for k, v in tomllib.load(fh).get("folders", {}).items()})
+    out = {k: os.path.join(MODELS, v) for k, v in _index().get("folders", {}).items()}
     hub = os.path.join(MODELS, "hub")
     if os.path.isdir(hub):
         for org in sorted(os.listdir(hub)):
@@ -107,14 +113,9 @@ def _explicit(typed, option, explicit, online):
                          "see models/README.md)" % (explicit, len(catalog())), ExitCode.USAGE)
 
 
-@functools.lru_cache(maxsize=1)
 def renamed():
     """{old hub id: the id the hub serves it as now} (catalog.toml [renamed])."""
-    index = os.path.join(MODELS, "catalog.toml")
-    if not os.path.isfile(index):
-        return {}
-    with open(index, "rb") as fh:
-        return tomllib.load(fh).get("renamed", {})
+    return _index().get("renamed", {})
 
 
 def _by_id(model_id):

@@ -56,10 +56,10 @@ class FrameworkAdapter:
     # Options that name a model: the main one (--model-config answers for it), others looked up the
     # same way (a draft model), and some only where a config is found (a tokenizer path).
     model_options = ()
-    # Options naming network devices (comma-separated): the simulated box has them.
-    device_options = ()
     other_model_options = ()
     optional_model_options = ()
+    # Options naming network devices (comma-separated): the simulated box has them.
+    device_options = ()
 
     def prepare(self, target, asked):
         """The target with the config that stands for each model it names (modelconfigs.py) in place

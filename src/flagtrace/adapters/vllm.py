@@ -23,7 +23,7 @@ class VLLMAdapter(FrameworkAdapter):
 
     def substitute_models(self, args, asked):
         """``vllm serve MODEL``: the positional model is looked up like --model."""
-        if args[:1] == ["serve"] and len(args) > 1 and not args[1].startswith("-"):
+        if _positional_model(args):
             head, found = modelconfigs.substitute(["--model", args[1]], ("--model",), asked.model_config,
                                                   asked.online, first_only=("--model",))
             rest, more = super().substitute_models(args[2:], asked)
@@ -35,9 +35,14 @@ class VLLMAdapter(FrameworkAdapter):
         check_model(args)
 
 
+def _positional_model(args):
+    """``vllm serve MODEL ...``: the model is the word after ``serve``."""
+    return args[:1] == ["serve"] and len(args) > 1 and not args[1].startswith("-")
+
+
 def serve_model(args):
     """``vllm serve MODEL ...``: the positional model (vLLM also moves ``--model`` there)."""
-    if args[:1] == ["serve"] and len(args) > 1 and not args[1].startswith("-"):
+    if _positional_model(args):
         return args[1]
     return option_value(args, ("--model",))
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from . import tools
-from .host import HostSimulation
+from .host import HostSimulation, outside_stdlib
 from .standins import StandIns, load_audited
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -184,11 +184,7 @@ class GpuSimulation:
                     self.host.audit_use(command[:200], "run on this machine")
                 return
             _, out = tools.answer(tool, self.profile, words[1:])
-            caller = sys._getframe(2)
-            while caller is not None and caller.f_code.co_filename.startswith(
-                    os.path.dirname(subprocess.__file__)):
-                caller = caller.f_back
-            self.trace.hardware(command, out.strip()[:300], caller)
+            self.trace.hardware(command, out.strip()[:300], outside_stdlib(sys._getframe(2)))
         except Exception:
             pass
 

@@ -13,6 +13,7 @@ import os
 import sys
 
 SIMULATED_ROOTS = ("/sys/class/infiniband", "/dev/infiniband")
+_STDLIB = os.path.dirname(os.__file__)
 AUDITED = ("/sys/", "/dev/", "/proc/driver")
 
 
@@ -124,15 +125,16 @@ class HostSimulation:
 
     def audit_use(self, query, result, depth=3):
         """A driver library or tool this machine answered (the simulation has no answer for it)."""
+        self._unanswered(query, result, outside_stdlib(sys._getframe(depth)))
+
+    def _unanswered(self, query, result, frame):
+        """Record, once, a query this machine answered while the simulation ran."""
         if query in self.seen or self.sim.silent:
             return
         self.seen.add(query)
-        caller = sys._getframe(depth)
-        while caller is not None and caller.f_code.co_filename.startswith(os.path.dirname(os.__file__)):
-            caller = caller.f_back  # past ctypes / subprocess to the code that asked
         self.busy = True
         try:
-            self.trace.hardware(query, result, caller, unanswered=True)
+            self.trace.hardware(query, result, frame, unanswered=True)
         finally:
             self.busy = False
 
@@ -142,11 +144,13 @@ class HostSimulation:
             text = os.fspath(path)
         except TypeError:
             return
-        if not isinstance(text, str) or not text.startswith(AUDITED) or query in self.seen or self.sim.silent:
-            return
-        self.seen.add(query)
-        self.busy = True
-        try:
-            self.trace.hardware(query, result, sys._getframe(2), unanswered=True)
-        finally:
-            self.busy = False
+        if isinstance(text, str) and text.startswith(AUDITED):
+            self._unanswered(query, result, sys._getframe(2))
+
+
+def outside_stdlib(frame):
+    """The first frame at or above ``frame`` outside the standard library: past ctypes or
+    subprocess to the code that asked."""
+    while frame is not None and frame.f_code.co_filename.startswith(_STDLIB):
+        frame = frame.f_back
+    return frame
