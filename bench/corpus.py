@@ -5,7 +5,8 @@ Outcomes: resolved (exit 0); framework error explained (exit 2: the framework's 
 parser refusing an option the release lacks); simulation gap (an error that names hardware or OS
 the simulation does not provide: InfiniBand devices, an NPU, ...); input (exit 64: the command
 needs something this machine cannot have, e.g. a placeholder like $MODEL or a model nothing here
-knows); tool failure (anything else: exit 3 or 70, a timeout).
+knows); tool failure (anything else: exit 3 or 70, a timeout). Then every hardware or OS query
+the simulation left to this machine, with how many commands made it.
 
     .venv/bin/python bench/corpus.py                       # SGLang 0.5.23 and vLLM 0.34.0
     .venv/bin/python bench/corpus.py --sglang 0.5.11 --only sglang --json out.json
@@ -111,7 +112,9 @@ def run_one(entry, framework, release, known, timeout):
     return {"id": entry["id"], "framework": framework, "release": release, "gpu": gpu, "gpu_note": gpu_note,
             "rc": rc, "outcome": classify(rc, doc, err), "seconds": round(time.monotonic() - started, 1),
             "line": line[len("flagtrace: "):][:200], "source": entry["source"],
-            "inputs": (doc or {}).get("inputs", [])}
+            "inputs": (doc or {}).get("inputs", []),
+            "unanswered": ["%s at %s:%s" % (u["query"], os.path.basename(u["file"] or "?"), u["line"])
+                           for u in (doc or {}).get("unanswered", [])]}
 
 
 def main():
@@ -142,6 +145,14 @@ def main():
         print("%s %s: %d commands · %s" % (fw, getattr(opts, fw), len(mine),
                                           " · ".join("%s %d (%.0f%%)" % (o, n, 100.0 * n / len(mine))
                                                      for o, n in counts.items())))
+    asked = {}
+    for r in results:
+        for query in r["unanswered"]:
+            asked.setdefault(query, []).append(r["id"])
+    if asked:
+        print("\nasked of this machine, not simulated (commands):")
+        for query, ids in sorted(asked.items(), key=lambda kv: -len(kv[1])):
+            print("  %3d  %s" % (len(ids), query))
     if opts.json:
         with open(opts.json, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=1)

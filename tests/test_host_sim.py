@@ -24,20 +24,35 @@ def test_a_device_beyond_the_box_is_refused_by_the_target(no_leftovers):
     assert [h for h in r.doc["error"]["hardware"] if h["query"] == "os.listdir('/sys/class/infiniband')"]
 
 
-def test_unanswered_query_is_listed_and_named_in_the_error(no_leftovers):
+def test_numa_nodes_and_cpus_are_simulated(no_leftovers):
     r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
                  "--numa-bind"])
-    real = os.path.isdir("/sys/devices/system/node/node7")
+    assert r.rc == 2 and r.doc["error"]["message"] == "--numa-bind needs 8 NUMA nodes"
+    asked = {h["query"]: h["result"] for h in r.doc["error"]["hardware"]}
+    assert asked["os.path.isdir('/sys/devices/system/node/node7')"] == "False"
+    assert r.doc["unanswered"] == []
+    r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py")])
+    assert r.rc == 0, r
+    workers = field(r.doc, "workers")
+    assert (workers["initial"]["value"], workers["final"]["value"]) == (0, 56)  # 224 CPUs, 2 nodes: 0-55 first
+    assert workers["changes"][0]["line"] == 46
+    assert "224 CPUs on 2 NUMA nodes (/sys/devices/system/node, os.cpu_count, psutil.cpu_count)" in \
+        r.doc["simulation"]["patched"]
+
+
+def test_unanswered_query_is_listed_and_named_in_the_error(no_leftovers):
+    r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
+                 "--nic", "flagtrace-test0"])
     [u] = r.doc["unanswered"]
-    assert (u["query"], u["result"], u["func"], u["line"]) == (
-        "os.path.isdir('/sys/devices/system/node/node7')", repr(real), "HostConfig.__post_init__", 38)
-    if not real:
-        assert r.rc == 2
-        assert any("/sys/devices/system/node/node7')" in h["text"] and "may come from the simulation" in h["text"]
-                   for h in r.doc["error"]["hints"])
+    assert (u["query"], u["func"], u["line"]) == (
+        "open('/sys/class/net/flagtrace-test0/speed')", "HostConfig.__post_init__", 49)
+    assert u["result"] == "'raised FileNotFoundError'"
+    assert r.rc == 2 and r.doc["error"]["message"] == "cannot read the speed of NIC flagtrace-test0"
+    assert any("/sys/class/net/flagtrace-test0/speed')" in h["text"] and "may come from the simulation" in h["text"]
+               for h in r.doc["error"]["hints"])
     md = run_cli(["explain", "--gpu", "H100x8", "--format", "markdown", *WATCH, "--", PY, example("host_check.py"),
-                  "--numa-bind"])
-    assert "- not simulated (this machine answered): `os.path.isdir('/sys/devices/system/node/node7')`" in md.out
+                  "--nic", "flagtrace-test0"])
+    assert "- not simulated (this machine answered): `open('/sys/class/net/flagtrace-test0/speed')`" in md.out
 
 
 def test_without_a_simulation_nothing_is_audited(no_leftovers):
@@ -59,7 +74,7 @@ def test_driver_libraries_and_tools_the_simulation_does_not_answer_are_listed(no
     assert r.rc == 0, r
     by_query = {u["query"]: u for u in r.doc["unanswered"]}
     lib = by_query["ctypes.CDLL('libibverbs.so.1')"]
-    assert (lib["func"], lib["line"]) == ("HostConfig.__post_init__", 22)
+    assert (lib["func"], lib["line"]) == ("HostConfig.__post_init__", 25)
     assert lib["result"].startswith(("'failed: ", "'loaded'"))
     tool = by_query["ibv_devinfo -l"]
-    assert (tool["func"], tool["line"], tool["result"]) == ("HostConfig.__post_init__", 26, "'run on this machine'")
+    assert (tool["func"], tool["line"], tool["result"]) == ("HostConfig.__post_init__", 29, "'run on this machine'")

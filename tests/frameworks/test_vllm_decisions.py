@@ -181,3 +181,21 @@ def test_an_edit_of_the_model_s_own_config_is_credited(version):
     assert ch["line"] == line_in(version, "config/model.py", "__post_init__",
                                  "self.hf_text_config.sliding_window = None", nth=-1)  # 0.33: the 2nd
     assert any("disable_sliding_window" in cond["test"] for cond in ch["conditions"])
+
+
+@pytest.mark.parametrize("version", NEW)
+def test_a_simulated_mi300x_is_a_rocm_box(version):
+    """NVML is missing and AMD SMI answers: vLLM picks its ROCm platform, whose defaults decide."""
+    run = run_vllm(version, [LLAMA31], gpu="MI300X")
+    assert run.rc == 0, run
+    ops = run.field("compilation_config.custom_ops")
+    assert ops["verdict"] == "decided" and "+sparse_attn_indexer" in ops["final"]["value"]
+    first = ops["changes"][0]
+    assert first["func"] == "RocmPlatform.apply_config_platform_defaults" and first["file"].endswith("vllm/platforms/rocm.py")
+    assert first["line"] == line_in(version, "platforms/rocm.py", "apply_config_platform_defaults",
+                                    'compilation_config.custom_ops.append("+sparse_attn_indexer")')
+    tokens = run.field("scheduler_config.max_num_batched_tokens")
+    assert tokens["final"]["value"] == 16384  # MI300X's 192 GB put it in the top tier (H100: 8192)
+    asked = {h["query"]: h["result"] for h in tokens["changes"][0]["hardware"]}
+    assert "'market_name': 'AMD Instinct MI300X'" in asked["amdsmi.amdsmi_get_gpu_asic_info()"]
+    assert any(s.startswith("amdsmi (not installed)") for s in run.doc["simulation"]["stand_ins"])

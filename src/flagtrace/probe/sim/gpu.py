@@ -6,15 +6,16 @@ target uses them, and native modules that cannot load without a driver (see stan
 Every answer is recorded as a hardware query with the code that asked.
 Standard library only, Python >= 3.9.
 """
+import functools
 import json
 import os
 import stat
 import subprocess
 import sys
 
-from . import tools
+from . import amdsmi, tools
 from .host import HostSimulation, outside_stdlib
-from .standins import StandIns, load_audited
+from .standins import StandIns
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _GIB = 1024 ** 3
@@ -69,11 +70,13 @@ class GpuSimulation:
         self.probe.imports.on_import("torch", self._patch_torch)
         self.probe.imports.on_import("pynvml", self._patch_pynvml)
         self.probe.imports.on_import("psutil", self._patch_host_memory)
+        if self.profile["vendor"] == "amd":
+            self.probe.imports.on_import("amdsmi", functools.partial(amdsmi.patch, self))
         self.standins.install()
         self._wrap_subprocess()
         self.host = HostSimulation(self)
         self.host.install()
-        self.audited_tools = set(load_audited().get("tools", ()))
+        self.audited_tools = set(self.host.audited.get("tools", ()))
         self.trace.simulation = self.summary()
 
     def patch_pynvml_module(self, name):
@@ -214,7 +217,8 @@ class GpuSimulation:
         fake("mem_get_info", lambda *a, **k: sim.memory())
         fake("current_device", lambda *a, **k: 0)
         fake("is_bf16_supported", lambda *a, **k: sim.capability() >= (8, 0))
-        fake("get_arch_list", lambda *a, **k: ["sm_%d%d" % sim.capability()])
+        fake("get_arch_list", lambda *a, **k: [sim.profile["gcn_arch"].split(":")[0]] if sim.profile.get("gcn_arch")
+             else ["sm_%d%d" % sim.capability()])
         if hasattr(cuda, "_device_count_nvml"):  # what device-count helpers that avoid a CUDA context ask
             fake("_device_count_nvml", lambda *a, **k: sim.count)
         for name in ("set_device", "synchronize", "empty_cache", "init", "_lazy_init"):
@@ -295,6 +299,14 @@ class GpuSimulation:
         }
         # Session plumbing answers nothing about the hardware: simulated, not reported.
         quiet = ("nvmlInit", "nvmlInitWithFlags", "nvmlShutdown", "nvmlDeviceGetHandleByIndex")
+        if self.profile["vendor"] != "nvidia":
+            # An AMD box has no NVIDIA driver: NVML is not found (what platform detection tests first).
+            def no_nvml(*args):
+                error = pynvml.NVMLError(getattr(pynvml, "NVML_ERROR_LIBRARY_NOT_FOUND", 12))
+                raise sim._record("pynvml.nvmlInit()", error, depth=3)
+
+            answers = {"nvmlInit": no_nvml, "nvmlInitWithFlags": no_nvml}
+            quiet = ()
         for name, fn in answers.items():
             def query(*args, _fn=fn, _name=name):
                 if _name in quiet:
@@ -303,7 +315,7 @@ class GpuSimulation:
 
             setattr(pynvml, name, query)
             self.answers["pynvml.%s()" % name] = fn
-        self.patched.append("pynvml (%d functions)" % len(answers))
+        self.patched.append("pynvml (%s)" % ("%d functions" % len(answers) if quiet else "NVML library not found"))
 
 
 def _function_at(at):

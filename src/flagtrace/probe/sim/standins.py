@@ -144,7 +144,9 @@ class StandIns(importlib.abc.MetaPathFinder):
         self._busy = set()
 
     def install(self):
-        sys.meta_path.insert(0, self)
+        # After the post-import hooks: a module stood in for still gets its callbacks (amdsmi's answers).
+        hooks = [i for i, finder in enumerate(sys.meta_path) if finder is self.probe.imports]
+        sys.meta_path.insert(hooks[0] + 1 if hooks else 0, self)
 
     def note(self, name, reason):
         entry = "%s (%s)" % (name, reason)
