@@ -1,6 +1,5 @@
 """The simulated box's host side (probe/sim/host.py): InfiniBand devices exist under --gpu, and every
 hardware / OS path the simulation does not answer is listed with the line that asked."""
-import os
 
 from ft_support import PY, example, field, run_cli
 

@@ -3,7 +3,7 @@ import argparse
 import sys
 
 from . import __version__
-from . import gpus
+from . import gpus, modelconfigs
 from . import trace as tracefile
 from .adapters import annotate, choose_adapter
 from .analysis.explain import analyse, field_history
@@ -134,8 +134,7 @@ def obtain_trace(opts, asked, command, err):
     target = remote.parse_target(command, asked)  # parse_command, or the remote twin with --via
     adapter = choose_adapter(target, asked)
     target, models = adapter.prepare(target, asked)
-    request = adapter.request(target, asked)
-    request["inputs"] = [m.describe() for m in models]
+    request = modelconfigs.into_request(adapter.request(target, asked), models)
     # the probe reports a typed --watch / --stop-at whose module or name never appears
     request["user_specs"] = list(opts.watch) + list(opts.stop_at)
     if profile is not None:

@@ -178,6 +178,17 @@ def _fetch(model_id, option, typed=None):
                  % (model_id, endpoint))
 
 
+def into_request(request, found):
+    """A probe request with the configs that stand for the command's models: ``inputs`` (in
+    words), and their folders, where the probe stands in for the remote configuration code
+    their auto_map may name (probe/remote_code.py)."""
+    request = dict(request, inputs=[m.describe() for m in found])
+    if found:
+        request["model_folders"] = [m.folder for m in found]
+        request["setup"] = list(request.get("setup", [])) + ["remote_code"]
+    return request
+
+
 def add_model_options(parser):
     parser.add_argument("--model-config", metavar="ID|DIR",
                         help="the config.json that stands for the command's model: a bundled model id or a folder "

@@ -8,7 +8,7 @@ import json
 import os
 import shlex
 
-from . import gpus
+from . import gpus, modelconfigs
 from . import trace as tracefile
 from .cachefiles import write_whole
 from .modelconfigs import add_model_options
@@ -55,7 +55,7 @@ def plan(command, asked, example):
     target = parse_command(command)
     adapter = choose_adapter(target, asked)
     target, models = adapter.prepare(target, asked)
-    request = dict(adapter.request(target, asked), inputs=[m.describe() for m in models])
+    request = modelconfigs.into_request(adapter.request(target, asked), models)
     return Plan(target, request, adapter.environment(target, asked),
                 tuple(getattr(adapter, "preimport", ())), adapter)
 

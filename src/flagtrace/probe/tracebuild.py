@@ -82,7 +82,7 @@ class TraceBuilder:
         """Note what the probe could not do, once per message (at most 50): ``kind`` is what
         readers match on (``spec``: a --watch/--stop-at naming nothing, which refuses the
         explanation; ``spec_unused``; ``event_limit``; ``probe``: recording failed;
-        ``adapter``), ``message`` what a person reads."""
+        ``adapter``; ``model_config``: remote config code stood in), ``message`` what a person reads."""
         entry = {"kind": kind, "message": message[:500]}
         if len(self.problems) < 50 and entry not in self.problems:
             self.problems.append(entry)

@@ -131,9 +131,9 @@ class TerminalReport:
                 self.p("  stand-ins    %s" % escape(_stand_ins(sim["stand_ins"])))
             for i, shim in enumerate(sim.get("compat") or []):
                 self.p("  %s %s" % ("compat      " if i == 0 else "            ", escape(shim)))
-            host = [p for p in sim.get("patched") or [] if p.startswith("/sys/class/infiniband")]
+            host = [p for p in sim.get("patched") or [] if p.startswith("/sys/class/infiniband") or " NUMA nodes " in p]
             if host:
-                self.p("  host         %s" % escape(host[0]))
+                self.p("  host         %s" % escape(" · ".join(host)))
             for i, u in enumerate(a.get("unanswered") or []):
                 self.p("  %s %s → %s  [dim]%s:%s %s[/dim]" % (
                     "not simulated" if i == 0 else "             ", escape(u["query"]), escape(str(u["result"])),

@@ -1,0 +1,24 @@
+"""vLLM commands that name their model by hub id: the bundled config stands in, and where that
+config's auto_map names remote configuration code flagtrace does not ship, transformers' own class
+for the model type stands in for it (the command trusts remote code, as the recipe says)."""
+import pytest
+
+from vllm_support import releases, run_vllm
+
+NEMOTRON = "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
+
+
+@pytest.mark.skipif("0.34.0" not in releases(), reason="0.34.0 not selected")
+def test_remote_configuration_code_is_stood_in_by_transformers_own_class():
+    # vllm-project/recipes NVIDIA/Nemotron-3-Nano-30B-A3B.md (bench/corpus/vllm.toml)
+    run = run_vllm("0.34.0", [NEMOTRON, "--max-num-seqs", "8", "--tensor-parallel-size", "1", "--max-model-len",
+                              "262144", "--trust-remote-code"], gpu="H100x1")
+    assert run.rc == 0, run
+    assert run.doc["inputs"] == ["serve %s → bundled %s config.json" % (NEMOTRON, NEMOTRON)]
+    assert {"kind": "model_config", "message": "configuration_nemotron_h.NemotronHConfig (remote code named by the "
+            "config's auto_map; flagtrace bundles config.json only) stood in by transformers' own NemotronHConfig"} \
+        in run.trace["problems"]
+    assert run.field("model_config.trust_remote_code")["verdict"] == "honoured"
+    assert run.field("model_config.max_model_len")["final"]["value"] == 262144
+    # the hybrid Mamba layout came from the config: vLLM sized the mamba cache block from it
+    assert run.field("cache_config.mamba_block_size")["verdict"] == "decided"
