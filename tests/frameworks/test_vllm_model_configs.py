@@ -1,6 +1,8 @@
 """vLLM commands that name their model by hub id: the bundled config stands in, and where that
 config's auto_map names remote configuration code flagtrace does not ship, transformers' own class
 for the model type stands in for it (the command trusts remote code, as the recipe says)."""
+import json
+
 import pytest
 
 from vllm_support import releases, run_vllm
@@ -22,3 +24,19 @@ def test_remote_configuration_code_is_stood_in_by_transformers_own_class():
     assert run.field("model_config.max_model_len")["final"]["value"] == 262144
     # the hybrid Mamba layout came from the config: vLLM sized the mamba cache block from it
     assert run.field("cache_config.mamba_block_size")["verdict"] == "decided"
+
+
+@pytest.mark.skipif("0.34.0" not in releases(), reason="0.34.0 not selected")
+def test_remote_code_nothing_here_has_is_named_with_what_to_give(tmp_path):
+    folder = tmp_path / "acme"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "architectures": ["AcmeForCausalLM"], "model_type": "acme_unknown",
+        "auto_map": {"AutoConfig": "configuration_acme.AcmeConfig"}}))
+    run = run_vllm("0.34.0", ["acme/Acme-7B", "--trust-remote-code"], gpu="H100x1",
+                   extra=("--model-config", str(folder)))
+    assert run.rc == 2, run
+    assert "configuration_acme.py" in run.doc["error"]["message"]
+    assert {"kind": "model_config", "message": "configuration_acme.AcmeConfig (remote code named by the config's "
+            "auto_map) is not here: flagtrace bundles config.json only and transformers has no class of its own "
+            "for this model type; give --model-config DIR with the model's .py files"} in run.trace["problems"]

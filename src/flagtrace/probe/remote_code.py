@@ -27,6 +27,11 @@ def _patch(probe, folders, module):
     def get_class_from_dynamic_module(class_reference, pretrained_model_name_or_path, *args, **kwargs):
         native = _native(folders, class_reference, pretrained_model_name_or_path)
         if native is None:
+            if _missing(folders, class_reference, pretrained_model_name_or_path):
+                probe.trace.problem("model_config", "%s (remote code named by the config's auto_map) is not here: "
+                                                    "flagtrace bundles config.json only and transformers has no "
+                                                    "class of its own for this model type; give --model-config DIR "
+                                                    "with the model's .py files" % class_reference)
             return orig(class_reference, pretrained_model_name_or_path, *args, **kwargs)
         probe.trace.problem("model_config", "%s (remote code named by the config's auto_map; flagtrace bundles "
                                             "config.json only) stood in by transformers' own %s"
@@ -37,16 +42,22 @@ def _patch(probe, folders, module):
     module.get_class_from_dynamic_module = get_class_from_dynamic_module
 
 
-def _native(folders, class_reference, where):
-    """transformers' own configuration class for a missing remote one in a replaced folder, or None."""
+def _missing(folders, class_reference, where):
+    """The replaced folder a remote class's file is missing from, or None."""
     try:
         folder = os.path.normpath(os.fspath(where))
     except TypeError:
         return None
     if folder not in folders or "--" in class_reference or "." not in class_reference:
         return None
-    module_name, class_name = class_reference.rsplit(".", 1)
-    if not class_name.endswith("Config") or os.path.isfile(os.path.join(folder, module_name + ".py")):
+    module_name = class_reference.rsplit(".", 1)[0]
+    return None if os.path.isfile(os.path.join(folder, module_name + ".py")) else folder
+
+
+def _native(folders, class_reference, where):
+    """transformers' own configuration class for a missing remote one in a replaced folder, or None."""
+    folder = _missing(folders, class_reference, where)
+    if folder is None or not class_reference.endswith("Config"):
         return None
     try:
         with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
