@@ -5,7 +5,8 @@ Outcomes: resolved (exit 0); framework error explained (exit 2: the framework's 
 parser refusing an option the release lacks); simulation gap (an error that names hardware or OS
 the simulation does not provide: InfiniBand devices, an NPU, ...); input (exit 64: the command
 needs something this machine cannot have, e.g. a placeholder like $MODEL or a model nothing here
-knows); tool failure (anything else: exit 3 or 70, a timeout). Then every hardware or OS query
+knows; or exit 2 where the resolution loads the model's tokenizer, which a stand-in config.json
+does not have); tool failure (anything else: exit 3 or 70, a timeout). Then every hardware or OS query
 the simulation left to this machine, with how many commands made it.
 
     .venv/bin/python bench/corpus.py                       # SGLang 0.5.23 and vLLM 0.34.0
@@ -31,6 +32,7 @@ CORPUS = os.path.join(ROOT, "bench", "corpus")
 FLAGTRACE = [os.path.join(ROOT, ".venv", "bin", "python"), "-m", "flagtrace"]
 DEFAULT_GPU = "H100x8"
 GAP = re.compile(r"not simulated|infiniband|/sys/class|ib[_ ]device|\bnpu\b|ascend|rdma|mooncake|nvidia-smi|numa", re.I)
+STAND_IN = re.compile(r"flagtrace bundles config\.json only")
 OUTCOMES = ("resolved", "framework error explained", "simulation gap", "input", "tool failure")
 
 
@@ -85,6 +87,8 @@ def classify(rc, doc, err):
         return "resolved"
     if GAP.search(text) and rc in (2, 3):
         return "simulation gap"
+    if STAND_IN.search(text) and rc == 2:
+        return "input"  # the model's own files beyond config.json (its tokenizer) are needed
     if rc == 2:
         return "framework error explained"
     if rc == 64:

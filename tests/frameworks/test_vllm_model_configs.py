@@ -40,3 +40,17 @@ def test_remote_code_nothing_here_has_is_named_with_what_to_give(tmp_path):
     assert {"kind": "model_config", "message": "configuration_acme.AcmeConfig (remote code named by the config's "
             "auto_map) is not here: flagtrace bundles config.json only and transformers has no class of its own "
             "for this model type; give --model-config DIR with the model's .py files"} in run.trace["problems"]
+
+
+@pytest.mark.skipif("0.34.0" not in releases(), reason="0.34.0 not selected")
+def test_a_tokenizer_the_resolution_loads_is_said_to_be_missing_from_the_stand_in():
+    # the same recipe's reasoning parser loads the tokenizer while vLLM validates its config
+    run = run_vllm("0.34.0", [NEMOTRON, "--max-num-seqs", "8", "--tensor-parallel-size", "1", "--max-model-len",
+                              "262144", "--trust-remote-code", "--reasoning-parser", "nano_v3"], gpu="H100x1")
+    assert run.rc == 2, run
+    error = run.doc["error"]
+    assert "Couldn't instantiate the backend tokenizer" in error["message"]
+    assert "AutoTokenizer.from_pretrained" in [f["func"] for f in error["frames"]]
+    assert {"text": "the model was stood in by its config.json alone (serve %s → bundled %s config.json); flagtrace "
+                    "bundles config.json only, not the tokenizer files this code loads: give --model-config DIR "
+                    "holding the model's config.json and tokenizer files" % (NEMOTRON, NEMOTRON)} in error["hints"]

@@ -531,9 +531,10 @@ class Explainer:
                           if e["kind"] == "log" and e["level"] in ("ERROR", "CRITICAL")][-3:]
         report["mentions"] = self._mentioned_values(exc["message"])
         report["hints"] = self._hints(report.get("reads", []) + report["mentions"]) + self._unanswered_hints(frames)
-        gap = verdict.simulation_gap(self.trace, "%s: %s" % (exc["type"], exc["message"]))
-        if gap:
-            report["hints"].append({"text": gap})
+        text = "%s: %s" % (exc["type"], exc["message"])
+        for gap in (verdict.simulation_gap(self.trace, text), verdict.stand_in_gap(self.trace, text)):
+            if gap:
+                report["hints"].append({"text": gap})
         return report
 
     def unanswered(self):

@@ -46,6 +46,17 @@ def simulation_gap(trace, text):
     return None
 
 
+def stand_in_gap(trace, text):
+    """One line when ``text`` (an error) is about a model's tokenizer and the command's model was
+    stood in by a config.json alone (modelconfigs.py), which has no tokenizer files; else None."""
+    inputs = (trace.get("request") or {}).get("inputs") or []
+    if not inputs or not text or "tokenizer" not in text.lower():
+        return None
+    return ("the model was stood in by its config.json alone (%s); flagtrace bundles config.json only, not the "
+            "tokenizer files this code loads: give --model-config DIR holding the model's config.json and "
+            "tokenizer files" % "; ".join(inputs))
+
+
 _NOT_RESOLUTION = ("ImportError", "ModuleNotFoundError", "SyntaxError", "KeyboardInterrupt", "SystemExit")
 
 

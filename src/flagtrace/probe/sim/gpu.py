@@ -13,7 +13,7 @@ import stat
 import subprocess
 import sys
 
-from . import amdsmi, tools
+from . import amd_smi, tools
 from .host import HostSimulation, outside_stdlib
 from .standins import StandIns
 
@@ -71,7 +71,7 @@ class GpuSimulation:
         self.probe.imports.on_import("pynvml", self._patch_pynvml)
         self.probe.imports.on_import("psutil", self._patch_host_memory)
         if self.profile["vendor"] == "amd":
-            self.probe.imports.on_import("amdsmi", functools.partial(amdsmi.patch, self))
+            self.probe.imports.on_import("amdsmi", functools.partial(amd_smi.patch, self))
         self.standins.install()
         self._wrap_subprocess()
         self.host = HostSimulation(self)
@@ -314,7 +314,7 @@ class GpuSimulation:
                 return sim._record("pynvml.%s()" % _name, _fn(*args))
 
             setattr(pynvml, name, query)
-            self.answers["pynvml.%s()" % name] = fn
+            self.answers["pynvml.%s()" % name] = fn if quiet else (lambda: "NVML library not found")
         self.patched.append("pynvml (%s)" % ("%d functions" % len(answers) if quiet else "NVML library not found"))
 
 

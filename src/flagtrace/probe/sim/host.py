@@ -121,10 +121,22 @@ class HostSimulation:
                 ("device", "numa_node"): ("file", "%d\n" % (index * self.numa_nodes() // max(1, len(devices))))}
         return tree.get(tuple(rest[1:]))
 
-    def _record(self, query, result):
-        """A simulated answer, recorded with the line outside the standard library that asked."""
-        if not self.sim.silent:
-            self.trace.hardware(query, result, outside_stdlib(sys._getframe(2)))
+    def _record(self, query, result, once=False):
+        """A simulated answer, recorded with the line outside the standard library that asked
+        (``once``: once per asking line; os.cpu_count is asked often)."""
+        if self.busy or self.sim.silent:
+            return result
+        frame = outside_stdlib(sys._getframe(2))
+        if once:
+            key = (query, frame.f_code.co_filename, frame.f_lineno) if frame is not None else (query,)
+            if key in self.seen:
+                return result
+            self.seen.add(key)
+        self.busy = True
+        try:
+            self.trace.hardware(query, result, frame)
+        finally:
+            self.busy = False
         return result
 
     def _list(self, entry, path):
@@ -144,7 +156,7 @@ class HostSimulation:
         orig_count = os.cpu_count
 
         def cpu_count():
-            return host._answer("os.cpu_count()", host.cpus())
+            return host._record("os.cpu_count()", host.cpus(), once=True)
 
         cpu_count.__wrapped__ = orig_count
         os.cpu_count = cpu_count
@@ -155,7 +167,7 @@ class HostSimulation:
             def sched_getaffinity(pid):
                 if pid not in (0, os.getpid()):
                     return orig_affinity(pid)
-                return host._answer("os.sched_getaffinity(0)", set(range(host.cpus())))
+                return host._record("os.sched_getaffinity(0)", set(range(host.cpus())), once=True)
 
             sched_getaffinity.__wrapped__ = orig_affinity
             os.sched_getaffinity = sched_getaffinity
@@ -167,29 +179,13 @@ class HostSimulation:
 
         def cpu_count(logical=True):
             count = host.cpus() if logical else host.cpus() // 2
-            return host._answer("psutil.cpu_count(logical=%s)" % bool(logical), count)
+            return host._record("psutil.cpu_count(logical=%s)" % bool(logical), count, once=True)
 
         cpu_count.__wrapped__ = orig
         psutil.cpu_count = cpu_count
         for logical in (True, False):
             self.sim.answers["psutil.cpu_count(logical=%s)" % logical] = \
                 lambda logical=logical: self.cpus() if logical else self.cpus() // 2
-
-    def _answer(self, query, result):
-        """A simulated host answer, recorded once per asking line (os.cpu_count is asked often)."""
-        frame = outside_stdlib(sys._getframe(2))
-        key = (query, frame.f_code.co_filename, frame.f_lineno) if frame is not None else (query,)
-        if self.busy or key in self.seen:
-            return result
-        self.seen.add(key)
-        if self.sim.silent:
-            return result
-        self.busy = True
-        try:
-            self.trace.hardware(query, result, frame)
-        finally:
-            self.busy = False
-        return result
 
     def _wrap(self, name, answer, label="os.path.", default=None):
         """``os.path.NAME`` (or ``os.NAME`` / ``open`` with ``label``) answering simulated paths with
@@ -202,14 +198,15 @@ class HostSimulation:
                 return orig(path, *args, **kwargs)
             entry = self._entry(path)
             if entry is False:
-                if not (isinstance(path, str) and path.startswith(AUDITED)) and not isinstance(path, os.PathLike):
+                if not _audited(path):
                     return orig(path, *args, **kwargs)
+                asked = "%s%s(%r)" % (label, name, os.fspath(path))
                 try:
                     result = orig(path, *args, **kwargs)
                 except OSError as exc:
-                    self._audit("%s%s(%r)" % (label, name, path), path, "raised %s" % type(exc).__name__)
+                    self._unanswered(asked, "raised %s" % type(exc).__name__, outside_stdlib(sys._getframe(1)))
                     raise
-                self._audit("%s%s(%r)" % (label, name, path), path, "opened" if name == "open" else result)
+                self._unanswered(asked, "opened" if name == "open" else result, outside_stdlib(sys._getframe(1)))
                 return result
             asked = "%s%s(%r)" % (label, name, os.fspath(path))
             if name != "open":
@@ -266,14 +263,14 @@ class HostSimulation:
         finally:
             self.busy = False
 
-    def _audit(self, query, path, result):
-        """A hardware or OS path the simulation does not answer: recorded once, marked unanswered."""
-        try:
-            text = os.fspath(path)
-        except TypeError:
-            return
-        if isinstance(text, str) and text.startswith(AUDITED) and not text.startswith(PLUMBING):
-            self._unanswered(query, result, outside_stdlib(sys._getframe(2)))
+
+def _audited(path):
+    """A path under /sys, /dev or /proc/driver other than a device file every box has."""
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        return False
+    return isinstance(text, str) and text.startswith(AUDITED) and not text.startswith(PLUMBING)
 
 
 def outside_stdlib(frame):
