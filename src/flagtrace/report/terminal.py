@@ -83,6 +83,20 @@ def _clip(text, limit):
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _host(patched):
+    """The simulated host in a few words: its NICs, CPUs and NUMA nodes (from the simulation's
+    ``patched`` entries)."""
+    parts = []
+    for entry in patched:
+        if entry.startswith("/sys/class/infiniband"):
+            nics = [n for n in entry.split(": ", 1)[-1].split(", ") if n and n != "none"]
+            parts.append("%s (%d InfiniBand NIC%s)" % (", ".join(nics) if len(nics) <= 3 else "%s … %s" % (
+                nics[0], nics[-1]), len(nics), "" if len(nics) == 1 else "s") if nics else "no InfiniBand NIC")
+        elif " NUMA nodes " in entry:
+            parts.append(entry.split(" (", 1)[0])
+    return " · ".join(parts)
+
+
 def _stand_ins(entries):
     """'sgl_kernel (not installed)', 'sgl_kernel.ops (parent stood in)' -> 'sgl_kernel (not installed)'."""
     out = []
@@ -131,9 +145,9 @@ class TerminalReport:
                 self.p("  stand-ins    %s" % escape(_stand_ins(sim["stand_ins"])))
             for i, shim in enumerate(sim.get("compat") or []):
                 self.p("  %s %s" % ("compat      " if i == 0 else "            ", escape(shim)))
-            host = [p for p in sim.get("patched") or [] if p.startswith("/sys/class/infiniband") or " NUMA nodes " in p]
+            host = _host(sim.get("patched") or [])
             if host:
-                self.p("  host         %s" % escape(" · ".join(host)))
+                self.p("  host         %s" % escape(host))
             for i, u in enumerate(a.get("unanswered") or []):
                 self.p("  %s %s → %s  [dim]%s:%s %s[/dim]" % (
                     "not simulated" if i == 0 else "             ", escape(u["query"]), escape(str(u["result"])),
