@@ -24,7 +24,8 @@ DEFAULT_TIMEOUT = 300.0
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        raise FlagtraceError("%s: %s (see flagtrace %s --help)" % (self.prog, message, self.prog.split()[-1]),
+        verb = self.prog.split(None, 1)[1:]  # "flagtrace explain" -> explain; the top parser has none
+        raise FlagtraceError("%s%s (see %s --help)" % ("".join(v + ": " for v in verb), message, self.prog),
                              ExitCode.USAGE)
 
 
@@ -62,6 +63,7 @@ def build_parser():
         "Put the launch command after --."))
     parser.add_argument("--version", action="version", version="flagtrace " + __version__)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    parser.verbs = sub.choices
     p = sub.add_parser("explain", help="report every field: overridden, decided, honoured, default")
     _common(p, "explain")
     p.add_argument("--fix", action="store_true", help="add the best verified fix to the error and to each "
@@ -175,7 +177,10 @@ def run(argv, out, err):
         from .diffcmd import join_values
 
         head = join_values(head)
-    opts = build_parser().parse_args(head)
+    parser = build_parser()
+    opts, extra = parser.parse_known_args(head)
+    if extra:  # said by the verb's own parser: "flagtrace diff: unrecognized arguments: ..."
+        parser.verbs.get(opts.verb, parser).error("unrecognized arguments: %s" % " ".join(extra))
     if opts.verb is None:
         build_parser().print_help(out)
         return ExitCode.USAGE
