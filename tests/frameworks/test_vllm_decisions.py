@@ -1,8 +1,12 @@
 """The decisions vLLM's own resolution makes, explained on real releases with simulated GPUs:
 field, old and new value, function, file:line, condition and what it read."""
+import json
+import subprocess
+import sys
+
 import pytest
 
-from vllm_support import DEEPSEEK_V3, LLAMA31, MODELS, line_in, releases, run_vllm
+from vllm_support import DEEPSEEK_V3, LLAMA31, MODELS, ROOT, SERVE, line_in, python_for, releases, run_vllm
 
 QWEN3 = MODELS + "/qwen3-8b"
 
@@ -199,3 +203,18 @@ def test_a_simulated_mi300x_is_a_rocm_box(version):
     asked = {h["query"]: h["result"] for h in tokens["changes"][0]["hardware"]}
     assert "'market_name': 'AMD Instinct MI300X'" in asked["amdsmi.amdsmi_get_gpu_asic_info()"]
     assert any(s.startswith("amdsmi (not installed)") for s in run.doc["simulation"]["stand_ins"])
+
+
+@pytest.mark.skipif("0.34.0" not in releases(), reason="0.34.0 not selected")
+def test_a_diff_across_vendors_names_what_each_side_asked():
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "diff", "--gpu", "H100", "--gpu", "MI300X", "--format",
+                           "json", "--", python_for("0.34.0"), *SERVE, LLAMA31],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    tokens = next(d for d in doc["differences"] if d["field"] == "scheduler_config.max_num_batched_tokens")
+    assert tokens["values"] == ["8192", "16384"]
+    cause = tokens["cause"]
+    assert cause["kind"] == "hardware"
+    assert [a["query"] for a in cause["asked"]] == ["pynvml.nvmlDeviceGetName()", "amdsmi.amdsmi_get_gpu_asic_info()"]
+    assert cause["values"][0] == "'NVIDIA H100 80GB HBM3'" and "'market_name': 'AMD Instinct MI300X'" in cause["values"][1]

@@ -93,6 +93,14 @@ def cause(reports, tables, environments=None, hardware=None, aliases=None):
         return {"kind": "hardware", "query": query, "values": seen,
                 "also": [{"query": q, "values": v} for q, v in differing[:-1]],
                 "text": "; ".join("%s → %s" % (q, " vs ".join(v)) for q, v in reversed(differing))}
+    # each side asked its own questions (another vendor: pynvml on one, amdsmi on the other)
+    own = [[(q, v) for q, v in a.items() if not all(q in b for b in answers)] for a in answers]
+    if len(own) > 1 and all(own):
+        last = [o[-1] for o in own]
+        return {"kind": "hardware", "query": None, "values": [v for _, v in last],
+                "asked": [{"query": q, "value": v} for q, v in last],
+                "text": "the deciding code asked different hardware: %s" % " vs ".join(
+                    "%s → %s" % (q, v if len(v) <= 60 else v[:57] + "...") for q, v in last)}
     reads = [_reads(cs, aliases) for cs in changes]
     for key in ordered_keys(reads):
         seen = [r.get(key) for r in reads]
