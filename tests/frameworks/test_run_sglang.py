@@ -68,3 +68,18 @@ def test_run_stops_a_0_5_23_server_when_its_first_resolution_returns():
     assert fields["page_size"]["verdict"] == "honoured" and fields["page_size"]["final"]["value"] == 64
     assert fields["attention_backend"]["final"]["value"] == "fa3"
     assert fields["attention_backend"]["changes"][-1]["how"] == "declared"
+
+
+def test_run_a_script_naming_a_hub_id_says_what_to_give():
+    python_for(VERSION)
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "run", "--gpu", "H100", "--format", "json", "--",
+                           "bash", "tests/scripts/sglang_launch_hub_id.sh"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    doc = json.loads(proc.stdout)
+    [server] = [p for p in doc["processes"] if p["kind"] == "python" and "sglang.launch_server" in p["argv"]]
+    error = server["analysis"]["error"]
+    assert error["type"] == "OSError"
+    assert {"text": "the model was passed as typed and this machine cannot fetch it from the Hugging Face hub: give "
+                    "a folder holding its config.json (weights are not needed); flagtrace explain, why, check, diff "
+                    "and fix also stand in a config for a hub id or a GPU-box path (the local cache, the bundled "
+                    "catalog, --model-config ID|DIR, --online)"} in error["hints"]

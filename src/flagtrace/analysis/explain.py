@@ -532,7 +532,8 @@ class Explainer:
         report["mentions"] = self._mentioned_values(exc["message"])
         report["hints"] = self._hints(report.get("reads", []) + report["mentions"]) + self._unanswered_hints(frames)
         text = "%s: %s" % (exc["type"], exc["message"])
-        for gap in (verdict.simulation_gap(self.trace, text), verdict.stand_in_gap(self.trace, text)):
+        for gap in (verdict.simulation_gap(self.trace, text), verdict.stand_in_gap(self.trace, text),
+                    verdict.hub_unreachable(self.trace, text)):
             if gap:
                 report["hints"].append({"text": gap})
         return report

@@ -57,6 +57,21 @@ def stand_in_gap(trace, text):
             "tokenizer files" % "; ".join(inputs))
 
 
+# What transformers / huggingface_hub say when a model named by hub id cannot be had offline.
+_HUB_UNREACHABLE = ("We couldn't connect to", "offline mode", "is not a valid model identifier")
+
+
+def hub_unreachable(trace, text):
+    """One line when ``text`` (an error) says a model could not be fetched from the Hugging Face
+    hub and no config stood in for the command's model; else None."""
+    if (trace.get("request") or {}).get("inputs") or not text or not any(k in text for k in _HUB_UNREACHABLE):
+        return None
+    return ("the model was passed as typed and this machine cannot fetch it from the Hugging Face hub: give a "
+            "folder holding its config.json (weights are not needed); flagtrace explain, why, check, diff and fix "
+            "also stand in a config for a hub id or a GPU-box path (the local cache, the bundled catalog, "
+            "--model-config ID|DIR, --online)")
+
+
 _NOT_RESOLUTION = ("ImportError", "ModuleNotFoundError", "SyntaxError", "KeyboardInterrupt", "SystemExit")
 
 
