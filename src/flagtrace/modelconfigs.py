@@ -14,11 +14,6 @@ import os
 import urllib.error
 import urllib.request
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 from .exitcodes import ExitCode, FlagtraceError
 
 MODELS = os.environ.get("FLAGTRACE_MODELS") or os.path.join(
@@ -41,6 +36,13 @@ class Found:
 def _index():
     """models/catalog.toml, read once ({} where there is none)."""
     index = os.path.join(MODELS, "catalog.toml")
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11: tomli, where installed (a traced interpreter may lack it)
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            return {}
     if not os.path.isfile(index):
         return {}
     with open(index, "rb") as fh:
@@ -197,6 +199,31 @@ def add_model_options(parser):
     parser.add_argument("--online", action="store_true",
                         help="fetch a model's config.json from the Hugging Face hub when nothing here has it "
                              "(config.json only; HF_ENDPOINT, HF_TOKEN honoured)")
+
+
+def substitute_command(args, spec, explicit=None, online=False):
+    """``args`` (a framework command's arguments) with the config that stands for each model they
+    name in place of a hub id or a path that exists only on the GPU box: (args, [Found]).
+    ``spec`` (an adapter's ``model_spec()``, plain data: it also travels to ``flagtrace run``'s
+    probes): ``options`` naming a model, ``first_only`` the main one (--model-config answers for
+    it), ``optional`` ones used only where a config is found, ``positional``: the word after which
+    a positional model comes (``vllm serve MODEL``)."""
+    args, found = list(args), []
+    word = spec.get("positional")
+    if word and args[:1] == [word] and len(args) > 1 and not args[1].startswith("-"):
+        head, found = substitute(["--model", args[1]], ("--model",), explicit, online, first_only=("--model",))
+        found = [dataclasses.replace(f, option=word) for f in found]
+        args = [word, head[1]] + args[2:]
+    options = tuple(spec.get("options", ()))
+    args, more = substitute(args, options, explicit, online, first_only=tuple(spec.get("first_only", ())))
+    found += more
+    for option in spec.get("optional", ()):
+        try:
+            args, more = substitute(args, (option,), online=online)
+        except FlagtraceError:  # not found: the framework reads it as typed
+            continue
+        found += more
+    return args, found
 
 
 def substitute(args, options, explicit=None, online=False, first_only=()):

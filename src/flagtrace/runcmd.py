@@ -40,7 +40,9 @@ def build_request(opts, asked, profile):
             names.append(module)
     request = {"watch": list(asked.watch), "stop_at": list(asked.stop_at),
                "user_specs": list(asked.watch + asked.stop_at), "frameworks": frameworks,
-               "names": names, "live": bool(opts.live), "adapter": asked.adapter}
+               "names": names, "live": bool(opts.live), "adapter": asked.adapter,
+               # models stood in where each framework process starts (with --via: the remote's, as typed)
+               "models": None if asked.via else {"explicit": asked.model_config, "online": asked.online}}
     if profile is not None:
         request["gpu"] = profile
     return request

@@ -70,16 +70,34 @@ def test_run_stops_a_0_5_23_server_when_its_first_resolution_returns():
     assert fields["attention_backend"]["changes"][-1]["how"] == "declared"
 
 
-def test_run_a_script_naming_a_hub_id_says_what_to_give():
+def _run_hub_script(model):
     python_for(VERSION)
     proc = subprocess.run([sys.executable, "-m", "flagtrace", "run", "--gpu", "H100", "--format", "json", "--",
-                           "bash", "tests/scripts/sglang_launch_hub_id.sh"],
+                           "bash", "tests/scripts/sglang_launch_hub_id.sh", model],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     doc = json.loads(proc.stdout)
     [server] = [p for p in doc["processes"] if p["kind"] == "python" and "sglang.launch_server" in p["argv"]]
+    return proc, server
+
+
+def test_run_stands_in_the_config_of_a_hub_id_a_script_names():
+    proc, server = _run_hub_script("meta-llama/Meta-Llama-3-8B-Instruct")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert server["argv"][-4:] == ["--model-path", "meta-llama/Meta-Llama-3-8B-Instruct", "--page-size", "64"]
+    analysis = server["analysis"]
+    assert server["status"] == "resolved" and analysis["error"] is None
+    assert analysis["inputs"] == ["--model-path meta-llama/Meta-Llama-3-8B-Instruct → bundled "
+                                  "meta-llama/Meta-Llama-3-8B-Instruct config.json"]
+    fields = {f["field"]: f for f in analysis["fields"]}
+    assert fields["page_size"]["final"]["value"] == 64
+    assert fields["model_path"]["final"]["value"] == os.path.join(ROOT, "models", "llama-3-8b")
+
+
+def test_run_a_script_naming_a_model_nothing_here_has_says_what_to_give():
+    proc, server = _run_hub_script("acme/NoSuchModel-7B")
+    assert server["argv"][-4:] == ["--model-path", "acme/NoSuchModel-7B", "--page-size", "64"]
     error = server["analysis"]["error"]
-    assert error["type"] == "OSError"
-    assert {"text": "the model was passed as typed and this machine cannot fetch it from the Hugging Face hub: give "
-                    "a folder holding its config.json (weights are not needed); flagtrace explain, why, check, diff "
-                    "and fix also stand in a config for a hub id or a GPU-box path (the local cache, the bundled "
-                    "catalog, --model-config ID|DIR, --online)"} in error["hints"]
+    assert error["type"] == "OSError" and server["analysis"]["inputs"] == []
+    assert {"text": "the model was passed as typed (nothing here stands in for it) and this machine cannot fetch it "
+                    "from the Hugging Face hub: give a folder holding its config.json (weights are not needed), "
+                    "--model-config ID|DIR or --online"} in error["hints"]

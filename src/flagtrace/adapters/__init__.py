@@ -13,8 +13,10 @@ NAMES = ("auto", "generic", "sglang", "vllm")
 
 
 def run_frameworks():
-    """Framework package -> the probe-side set-up its first import runs under ``flagtrace run``."""
-    return {ad.package: {"adapter": ad.name, "setup": list(ad.setup)} for ad in (a() for a in ADAPTERS)}
+    """Framework package -> the probe-side set-up its first import runs under ``flagtrace run``, and
+    which of the process's arguments name a model (stood in there as explain does here)."""
+    return {ad.package: {"adapter": ad.name, "setup": list(ad.setup), "models": ad.model_spec()}
+            for ad in (a() for a in ADAPTERS)}
 
 
 def choose_adapter(target, asked):

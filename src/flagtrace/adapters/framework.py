@@ -4,7 +4,6 @@ import dataclasses
 import os
 
 from .. import modelconfigs
-from ..exitcodes import FlagtraceError
 from .modelpath import option_value
 
 
@@ -58,6 +57,7 @@ class FrameworkAdapter:
     model_options = ()
     other_model_options = ()
     optional_model_options = ()
+    positional_model = None  # the word after which a positional model comes (``serve``)
     # Options naming network devices (comma-separated): the simulated box has them.
     device_options = ()
 
@@ -71,15 +71,12 @@ class FrameworkAdapter:
         return dataclasses.replace(target, args=args), found
 
     def substitute_models(self, args, asked):
-        args, found = modelconfigs.substitute(args, self.model_options + self.other_model_options,
-                                              asked.model_config, asked.online, first_only=self.model_options)
-        for option in self.optional_model_options:
-            try:
-                args, more = modelconfigs.substitute(args, (option,), online=asked.online)
-            except FlagtraceError:  # not found: the framework reads it as typed
-                continue
-            found += more
-        return args, found
+        return modelconfigs.substitute_command(args, self.model_spec(), asked.model_config, asked.online)
+
+    def model_spec(self):
+        """Which arguments name a model (modelconfigs.substitute_command), as plain data."""
+        return {"options": list(self.model_options + self.other_model_options), "first_only": list(self.model_options),
+                "optional": list(self.optional_model_options), "positional": self.positional_model}
 
     def request(self, target, asked):
         if not asked.via:  # a remote model path is checked there, by the framework

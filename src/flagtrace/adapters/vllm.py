@@ -1,9 +1,7 @@
 """vLLM (tool side): recognise its entry points and check the model before starting a
 multi-second import. Release-specific knowledge lives in probe/adapters/vllm.py, which runs
 where vLLM is installed and reads the release there."""
-import dataclasses
 
-from .. import modelconfigs
 from ..exitcodes import ExitCode, FlagtraceError
 from .flag_history import History
 from .framework import FrameworkAdapter
@@ -17,19 +15,10 @@ class VLLMAdapter(FrameworkAdapter):
     source = ("https://github.com/vllm-project/vllm", "")
     model_options = ("--model",)
     optional_model_options = ("--tokenizer",)
+    positional_model = "serve"  # ``vllm serve MODEL``: looked up like --model
 
     def annotate(self, analysis):
         annotate(analysis)
-
-    def substitute_models(self, args, asked):
-        """``vllm serve MODEL``: the positional model is looked up like --model."""
-        if _positional_model(args):
-            head, found = modelconfigs.substitute(["--model", args[1]], ("--model",), asked.model_config,
-                                                  asked.online, first_only=("--model",))
-            rest, more = super().substitute_models(args[2:], asked)
-            found = [dataclasses.replace(f, option="serve") for f in found]  # ``vllm serve MODEL``
-            return ["serve", head[1]] + rest, found + more
-        return super().substitute_models(args, asked)
 
     def check(self, args):
         check_model(args)

@@ -66,10 +66,9 @@ def hub_unreachable(trace, text):
     hub and no config stood in for the command's model; else None."""
     if (trace.get("request") or {}).get("inputs") or not text or not any(k in text for k in _HUB_UNREACHABLE):
         return None
-    return ("the model was passed as typed and this machine cannot fetch it from the Hugging Face hub: give a "
-            "folder holding its config.json (weights are not needed); flagtrace explain, why, check, diff and fix "
-            "also stand in a config for a hub id or a GPU-box path (the local cache, the bundled catalog, "
-            "--model-config ID|DIR, --online)")
+    return ("the model was passed as typed (nothing here stands in for it) and this machine cannot fetch it from "
+            "the Hugging Face hub: give a folder holding its config.json (weights are not needed), --model-config "
+            "ID|DIR or --online")
 
 
 _NOT_RESOLUTION = ("ImportError", "ModuleNotFoundError", "SyntaxError", "KeyboardInterrupt", "SystemExit")

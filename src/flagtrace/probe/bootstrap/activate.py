@@ -87,7 +87,7 @@ def _request(boot, run_request):
         "gpu": run_request.get("gpu"), "setup": ["sim.gpu"] if run_request.get("gpu") else [],
         "adapter": "generic",
         "adapter_info": {"name": "generic", "describe": "generic (--watch %s)" % ", ".join(watch)} if watch else None,
-        "live": live, "frameworks": run_request.get("frameworks", {}),
+        "live": live, "frameworks": run_request.get("frameworks", {}), "models": run_request.get("models"),
     }
 
 
@@ -115,6 +115,7 @@ def add(boot, name):
         return
     probe.request["adapter"] = framework.get("adapter", name)
     probe.request["adapter_info"] = {"name": name, "describe": name}
+    _stand_in_models(probe, framework.get("models"))
     try:
         probe.setup(framework.get("setup", []))
     except SystemExit as exc:
@@ -122,6 +123,35 @@ def add(boot, name):
         # process must not go on to load weights or open ports; --live: it goes on, unobserved.
         if not probe.request.get("live"):
             probe.finish(exc.code if isinstance(exc.code, int) else 3, hard=True)
+
+
+def _stand_in_models(probe, spec):
+    """The models this framework process names, stood in as ``flagtrace explain`` does
+    (modelconfigs.py): its sys.argv rewritten before the framework parses it, what stood in for
+    what kept as the request's ``inputs``. A model nothing here has is left as typed."""
+    asked = probe.request.get("models")
+    if not spec or not asked:
+        return
+    try:
+        modelconfigs = _tool_module("modelconfigs")
+        args, found = modelconfigs.substitute_command(sys.argv[1:], spec, asked.get("explicit"), asked.get("online"))
+    except Exception:  # noqa: BLE001 - unknown model, unreadable catalog: the framework reads it as typed
+        return
+    if found:
+        sys.argv[1:] = args
+        probe.request.update(modelconfigs.into_request(probe.request, found))
+        probe.setup(["remote_code"])
+
+
+def _tool_module(name):
+    """A module of flagtrace's own package, the probe's parent folder, loaded under a private name
+    as the probe is (loader.py): nothing is added to sys.path."""
+    import importlib
+
+    from .loader import load_probe
+
+    load_probe(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "_flagtrace_tool")
+    return importlib.import_module("_flagtrace_tool." + name)
 
 
 def forked(boot):
