@@ -22,15 +22,19 @@ $(VENV)/.stamp: requirements-dev.txt pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
-sglang-env:
-	bash scripts/sglang_env.sh $(SGLANG_VERSIONS)
+# The framework releases, built by flagtrace's own release builder (what --release uses) into .envs/.
+ENVS := $(CURDIR)/.envs
+export FLAGTRACE_ENVS := $(ENVS)
 
-vllm-env:
-	bash scripts/vllm_env.sh $(VLLM_VERSIONS)
+sglang-env: venv
+	$(BIN)/flagtrace env build --root $(ENVS) $(addprefix sglang==,$(SGLANG_VERSIONS))
+
+vllm-env: venv
+	$(BIN)/flagtrace env build --root $(ENVS) $(addprefix vllm==,$(VLLM_VERSIONS))
 
 # The demo builds only the release it shows.
 demo: venv bytecode
-	bash scripts/sglang_env.sh $(DEMO_SGLANG)
+	$(BIN)/flagtrace env build --root $(ENVS) sglang==$(DEMO_SGLANG)
 	bash scripts/demo.sh $(DEMO_SGLANG)
 
 # Two workers, a test file each at a time (files share their cached SGLang runs); then, alone, the

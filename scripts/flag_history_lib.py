@@ -19,8 +19,7 @@ import re
 import sys
 import tomllib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pinlib import vkey  # noqa: E402  (PEP 440 order, shared with the pin-file generators)
+from flagtrace.envs.pinlib import vkey  # noqa: E402  (PEP 440 order, shared with the pin-file generators)
 
 
 # -- reading argparse definitions ------------------------------------------------------------

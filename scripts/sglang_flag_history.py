@@ -15,7 +15,7 @@ import sys
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sglang_pins import releases, wheel  # noqa: E402  (the wheel cache and version order, shared)
+from flagtrace.adapters.sglang_pins import releases, wheel  # noqa: E402  (the wheel cache and version order, shared)
 # What does not depend on SGLang (re-exported: tests read them from here).
 from flag_history_lib import (  # noqa: E402,F401
     USE, action, check_toml, history, is_deprecated, name_of, named_replacement, rename_table, replacement,

@@ -12,6 +12,7 @@ from . import gpus, modelconfigs
 from . import trace as tracefile
 from .cachefiles import write_whole
 from .modelconfigs import add_model_options
+from .envcmd import add_release_option
 from .adapters import annotate, choose_adapter
 from .analysis import verdict
 from .analysis.explain import analyse
@@ -34,6 +35,7 @@ def add_arguments(p, unit, verb):
                    help="per %s: kill its resolution after this long (default %%(default)s)" % unit)
     p.add_argument("--format", choices=formats(verb), default="terminal")
     add_model_options(p)
+    add_release_option(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
 
 

@@ -23,6 +23,7 @@ class SGLangAdapter(FrameworkAdapter):
     other_model_options = ("--speculative-draft-model-path", "--speculative-draft-model")
     optional_model_options = ("--tokenizer-path",)
     device_options = ("--disaggregation-ib-device",)
+    release_env = {"smoke_module": "sglang.srt.server_args", "pins_module": "flagtrace.adapters.sglang_pins"}
 
     def check(self, args):
         check_model_path(args)

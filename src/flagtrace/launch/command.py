@@ -52,7 +52,7 @@ def parse_command(command):
         return _parse_python_args(command, interpreter, command[1:])
     path = _which(first)
     if path is None:
-        raise FlagtraceError("command not found: %s (not on PATH and not a file)" % first)
+        raise FlagtraceError("command not found: %s (not on PATH and not a file)%s" % (first, _release_hint(first)))
     interpreter = shebang_interpreter(path)
     if interpreter is None:
         raise FlagtraceError(
@@ -60,6 +60,15 @@ def parse_command(command):
             "such as 'python -m MODULE ...' or a console script like 'sglang serve ...'" % first
         )
     return Target(command, interpreter, [], "script", path, list(command[1:]))
+
+
+def _release_hint(word):
+    """For a framework's console script that is not installed here: which --release to add."""
+    from ..adapters import ADAPTERS
+    from ..analysis.verdict import release_hint
+
+    names = [a.name for a in ADAPTERS if word in a.scripts]
+    return "; " + release_hint(names[0]) if names else ""
 
 
 def python_command(command, rest):

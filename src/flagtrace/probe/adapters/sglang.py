@@ -173,3 +173,8 @@ def _wrap_envs(probe, module):
         return result
 
     field_class.set = set
+
+
+def supported_range():
+    """(first, last) release numbers the adapter supports (--release checks against it)."""
+    return MECHANISMS[0]["first"], MECHANISMS[-1]["last"]

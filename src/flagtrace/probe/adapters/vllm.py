@@ -274,3 +274,8 @@ def _json_keys(text, prefix=""):
         else:
             out.append((prefix + key, value))
     return out
+
+
+def supported_range():
+    """(first, last) release numbers the adapter supports (--release checks against it)."""
+    return FIRST, LAST

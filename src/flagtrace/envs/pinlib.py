@@ -1,9 +1,9 @@
-"""Shared by the pin-file generators (scripts/sglang_pins.py, scripts/vllm_pins.py): PEP 440 version
-order and specifiers, a wheel cache, a wheel's METADATA Requires-Dist, the release list on PyPI, and
-env/sglang/base.txt (the shared venv both frameworks' overlays sit on).
+"""Shared by the pin-file generators (adapters/sglang_pins.py, adapters/vllm_pins.py) and the release
+builder (envs/build.py): PEP 440 version order and specifiers, a wheel cache, a wheel's METADATA
+Requires-Dist, the release list on PyPI, and the shared venv's pins (data/env/sglang/base.txt, the venv
+both frameworks' overlays sit on).
 
-Standard library only; needs pip for the downloads. `python pinlib.py fetch CACHE PINFILE` downloads
-the wheels of a pin file that CACHE lacks (scripts/envlib.sh, before an offline overlay install).
+Standard library only; needs pip for the downloads.
 """
 import email.parser
 import os
@@ -12,9 +12,16 @@ import subprocess
 import sys
 import zipfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BASE_TXT = os.path.join(REPO, "env", "sglang", "base.txt")  # the shared venv's pins (scripts/envlib.sh)
-TORCH = {"torch": "2.14.1", "torchvision": "0.29.1"}  # installed with base.txt (scripts/envlib.sh)
+PINS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "env")
+BASE_TXT = os.path.join(PINS, "sglang", "base.txt")  # the shared venv's pins (envs/build.py)
+TORCH = {"torch": "2.14.1", "torchvision": "0.29.1"}  # installed with base.txt (envs/build.py)
+
+
+def shipped(framework):
+    """The releases of ``framework`` flagtrace ships pin files for (data/env/<framework>/<V>.txt), oldest first."""
+    folder = os.path.join(PINS, framework)
+    names = os.listdir(folder) if framework and os.path.isdir(folder) else []
+    return sorted((f[:-4] for f in names if f[:1].isdigit() and f.endswith(".txt")), key=vkey)
 
 
 def norm(name):
@@ -141,9 +148,3 @@ def fetch(cache, pinfile):
         if not cached(cache, *p):
             sys.exit("%s: no wheel of %s==%s" % (pinfile, *p))
 
-
-if __name__ == "__main__":
-    # python pinlib.py fetch CACHE PINFILE  (scripts/envlib.sh: fill a wheel cache before an offline install)
-    if len(sys.argv) != 4 or sys.argv[1] != "fetch":
-        sys.exit("usage: pinlib.py fetch CACHE PINFILE")
-    fetch(sys.argv[2], sys.argv[3])

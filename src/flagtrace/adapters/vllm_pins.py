@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Write env/vllm/<VERSION>.txt, the overlay pin file of one vLLM release.
 
-    python3.11 scripts/vllm_pins.py VERSION [VERSION...] [-o DIR]
+    python -m flagtrace.adapters.vllm_pins VERSION [VERSION...] [-o DIR]
 
 The overlay sits on the shared venv of the SGLang environments (.envs/sglang/venv: torch 2.14.1,
 torchvision 0.29.1 and env/sglang/base.txt), so it holds what vLLM needs beyond that venv. Starting
@@ -22,16 +21,16 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pinlib  # noqa: E402  (wheel cache, METADATA, version order: shared with scripts/sglang_pins.py)
-from pinlib import exact, satisfies, vkey  # noqa: E402
+from ..envs import pinlib
+from ..envs.pinlib import exact, satisfies, vkey
 
 try:
     from packaging.markers import Marker
 except ImportError:  # pip always has it
     from pip._vendor.packaging.markers import Marker
 
-WHEELS = os.path.join(os.environ.get("VLLM_ENVS_DIR", os.path.join(pinlib.REPO, ".envs", "vllm")), "wheels")
+# The wheel cache (envs/build.py sets it to <envs root>/vllm/wheels before generating a pin file).
+WHEELS = os.path.join(os.path.expanduser("~"), ".cache", "flagtrace", "envs", "vllm", "wheels")
 # The shared venv's interpreter and platform, so that markers do not depend on who runs this script.
 ENV = {"python_version": "3.11", "python_full_version": "3.11.7", "implementation_name": "cpython",
        "platform_python_implementation": "CPython", "platform_machine": "x86_64", "platform_system": "Linux",
@@ -211,7 +210,7 @@ def pin_file(ver):
 
 
 def main(argv):
-    out = os.path.join(pinlib.REPO, "env", "vllm")
+    out = os.path.join(pinlib.PINS, "vllm")
     if "-o" in argv:
         i = argv.index("-o")
         out = argv[i + 1]

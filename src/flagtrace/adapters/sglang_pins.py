@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Write env/sglang/<VERSION>.txt, the overlay pin file of one SGLang release.
 
-    python3.11 scripts/sglang_pins.py VERSION [VERSION...] [-o DIR]
+    python -m flagtrace.adapters.sglang_pins VERSION [VERSION...] [-o DIR]
 
 Reads the release's wheel METADATA (Requires-Dist; the core list plus the "srt"/"runtime-common"
 extras that older releases used) and env/sglang/base.txt, and pins, always exactly:
@@ -22,12 +21,11 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pinlib  # noqa: E402  (wheel cache, METADATA, version order: shared with scripts/vllm_pins.py)
-from pinlib import base_versions, exact, norm, satisfies, vkey  # noqa: E402,F401  (re-exported)
+from ..envs import pinlib
+from ..envs.pinlib import base_versions, exact, norm, satisfies, vkey  # noqa: F401  (re-exported)
 
-REPO = pinlib.REPO
-WHEELS = os.path.join(os.environ.get("SGLANG_ENVS_DIR", os.path.join(REPO, ".envs", "sglang")), "wheels")
+# The wheel cache (envs/build.py sets it to <envs root>/sglang/wheels before generating a pin file).
+WHEELS = os.path.join(os.path.expanduser("~"), ".cache", "flagtrace", "envs", "sglang", "wheels")
 EXTRAS = ("srt", "runtime-common", "runtime_common")  # extras a `pip install sglang[srt]` pulled in
 
 
@@ -222,7 +220,7 @@ def pin_file(ver):
 
 
 def main(argv):
-    out = os.path.join(REPO, "env", "sglang")
+    out = os.path.join(pinlib.PINS, "sglang")
     if "-o" in argv:
         i = argv.index("-o")
         out = argv[i + 1]
