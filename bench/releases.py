@@ -1,7 +1,7 @@
 """Release sweep: run a fixed set of launch commands on every SGLang release and tabulate.
 
-For each release: build its overlay (cached: scripts/sglang_pins.py writes env/sglang/<V>.txt from
-the release's METADATA when it is missing, scripts/sglang_env.sh builds it), then run
+For each release: build its overlay with flagtrace's own release builder (`flagtrace env build
+sglang==V`, as --release does: it writes a pin file from the release's METADATA when none is shipped), then run
 `flagtrace explain --format json` for 4 models x 2 simulated GPUs and print, per release: how many
 commands resolved, how many ended in SGLang's own (explained) error, the median decided and
 overridden counts, the stand-ins and compatibility shims used, and any refusal or tool failure.
@@ -22,9 +22,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-
-from sglang_pins import releases as pypi_releases, vkey  # noqa: E402
+from flagtrace.adapters.sglang_pins import releases as pypi_releases, vkey  # noqa: E402
+from flagtrace.envs.pinlib import shipped  # noqa: E402
 FLAGTRACE = [os.path.join(ROOT, ".venv", "bin", "flagtrace")]
 MODELS = os.path.join(ROOT, "models")
 COMMANDS = {
@@ -43,17 +42,14 @@ def all_releases():
 
 
 def pinned_releases():
-    names = [f[:-4] for f in os.listdir(os.path.join(ROOT, "env", "sglang")) if f[0].isdigit() and f.endswith(".txt")]
-    return sorted(names, key=vkey)
+    return shipped("sglang")
 
 
 def build(version, log):
-    if not os.path.exists(os.path.join(ROOT, "env", "sglang", version + ".txt")):
-        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sglang_pins.py"), version],
-                       check=True, stdout=log, stderr=log)
-    subprocess.run(["bash", os.path.join(ROOT, "scripts", "sglang_env.sh"), version], check=True,
+    envs = os.path.join(ROOT, ".envs")
+    subprocess.run(FLAGTRACE + ["env", "build", "--root", envs, "sglang==" + version], check=True,
                    stdout=log, stderr=log)
-    return os.path.join(ROOT, ".envs", "sglang", version, "bin", "python")
+    return os.path.join(envs, "sglang", version, "bin", "python")
 
 
 def run_one(python, gpu, args, timeout):
