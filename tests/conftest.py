@@ -1,9 +1,15 @@
 """Fixtures for the core tests (helpers live in ft_support.py)."""
+import os
 import tempfile
 
 import pytest
 
 from ft_support import flagtrace_tmpdirs, live_descendants
+
+# The suite never reaches the real Hugging Face hub: a model nothing here has is fetched (flagtrace's
+# modelconfigs, a framework's own loading, in this process and every subprocess) from a closed loopback
+# port, refused at once; a test that serves a hub of its own sets HF_ENDPOINT itself (monkeypatch).
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 
 
 @pytest.fixture

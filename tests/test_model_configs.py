@@ -1,18 +1,26 @@
 """Which config.json stands for a model a command names (src/flagtrace/modelconfigs.py): a local
-folder as is; a hub id from the Hugging Face cache, then the bundled catalog, then (--online) the
-hub; a path that exists only on the GPU box by its last component; --model-config to say which."""
+folder as is; a hub id from the Hugging Face cache, then the bundled catalog (package data), then
+the hub (a real HTTP server on 127.0.0.1 here, answering as huggingface.co does); a path that exists
+only on the GPU box by its last component; --model-config to say which."""
+import glob
+import hashlib
 import http.server
 import json
 import os
+import socket
+import subprocess
+import sys
 import threading
+import time
+import zipfile
 
 import pytest
 
 from flagtrace import modelconfigs
 from flagtrace.exitcodes import ExitCode, FlagtraceError
-from ft_support import ROOT, run_cli
+from ft_support import ROOT, run_cli, run_sub
 
-MODELS = os.path.join(ROOT, "models")
+MODELS = modelconfigs.MODELS  # the package's models/ (ROOT/models links to it)
 
 
 def test_catalog_entries_are_real_configs_with_their_sources():
@@ -82,36 +90,6 @@ def test_substitute_replaces_both_spellings_and_keeps_the_rest():
     assert [f.option for f in found] == ["--model-path", "--speculative-draft-model-path"]
 
 
-def test_online_fetches_config_json_only(tmp_path, monkeypatch):
-    asked = []
-
-    class Hub(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            asked.append(self.path)
-            body = b'{"model_type": "llama", "architectures": ["LlamaForCausalLM"]}'
-            self.send_response(200 if self.path == "/acme/Tiny-1B/resolve/main/config.json" else 404)
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Hub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:%d" % server.server_port)
-        monkeypatch.setenv("FLAGTRACE_CACHE_DIR", str(tmp_path))
-        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
-        found = modelconfigs.locate("acme/Tiny-1B", "--model-path", online=True)
-        assert asked == ["/acme/Tiny-1B/resolve/main/config.json"]
-        assert json.load(open(os.path.join(found.folder, "config.json")))["model_type"] == "llama"
-        assert "fetched from http://127.0.0.1" in found.how
-        with pytest.raises(FlagtraceError, match="answered 404"):
-            modelconfigs.locate("acme/Missing-1B", "--model-path", online=True)
-    finally:
-        server.shutdown()
-
-
 def test_unknown_hub_id_on_the_command_line_exits_64_before_any_import():
     r = run_cli(["explain", "--adapter", "sglang", "--", "python3", "-m", "sglang.launch_server", "--model-path",
                  "acme/NoSuchModel-7B"])
@@ -124,3 +102,185 @@ def test_a_renamed_hub_id_finds_the_config_under_its_new_name():
     found = modelconfigs.locate("meta-llama/Meta-Llama-3.1-8B-Instruct", "--model")
     assert found.describe() == ("--model meta-llama/Meta-Llama-3.1-8B-Instruct → bundled "
                                 "meta-llama/Llama-3.1-8B-Instruct config.json (its name on the hub now)")
+
+
+def test_the_catalog_is_package_data_and_the_repository_folder_links_to_it():
+    assert MODELS == os.path.join(os.path.dirname(modelconfigs.__file__), "models")
+    assert os.path.realpath(os.path.join(ROOT, "models")) == os.path.realpath(MODELS)
+
+
+def test_the_wheel_carries_the_catalog(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                           str(tmp_path), ROOT], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (wheel,) = glob.glob(str(tmp_path / "flagtrace-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for model_id, folder in modelconfigs.catalog().items():
+        assert "flagtrace/models/%s/config.json" % os.path.relpath(folder, MODELS) in names, model_id
+    assert {"flagtrace/models/catalog.toml", "flagtrace/models/README.md", "flagtrace/models/hub/SOURCES.md"} <= names
+
+
+def test_models_lists_the_bundled_ids_and_the_renamed_ones():
+    doc = run_cli(["models", "--json"]).doc
+    assert doc["catalog"] == MODELS and {m["id"] for m in doc["models"]} == set(modelconfigs.catalog())
+    qwen = next(m for m in doc["models"] if m["id"] == "Qwen/Qwen3.6-27B")
+    assert qwen["folder"] == "qwen3.6-27b" and qwen["model_type"] and qwen["architectures"]
+    assert doc["renamed"]["THUDM/GLM-4.5"] == "zai-org/GLM-4.5"
+    r = run_cli(["models"])
+    assert r.rc == ExitCode.OK and r.out.startswith("ID ")
+    assert "  THUDM/GLM-4.5 -> zai-org/GLM-4.5\n" in r.out
+    assert "%d bundled configs in %s" % (len(doc["models"]), MODELS) in r.out
+    assert "  models       %s: %d bundled configs" % (MODELS, len(doc["models"])) in run_cli(["debug"]).out
+
+
+# A Hugging Face hub on 127.0.0.1, answering GET/HEAD /{repo}/resolve/{revision}/config.json with the
+# headers huggingface_hub reads (ETag: the git blob id, X-Repo-Commit, Content-Length; X-Error-Code on a
+# refusal): acme/Tiny-1B is public, acme/Gated-1B answers 401 without the token hf_good, anything else 404.
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+TINY = b'{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64}\n'
+
+
+class _Hub(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        self._answer(send_body=True)
+
+    def do_HEAD(self):  # noqa: N802
+        self._answer(send_body=False)
+
+    def _answer(self, send_body):
+        self.server.asked.append((self.command, self.path, self.headers.get("Authorization")))
+        repo, _, rest = self.path.lstrip("/").partition("/resolve/")
+        headers = {"Content-Type": "application/json"}
+        if repo == "acme/Gated-1B" and self.headers.get("Authorization") != "Bearer hf_good":
+            status, body = 401, b'{"error": "Access to model acme/Gated-1B is restricted."}'
+            headers["X-Error-Code"] = "GatedRepo"
+        elif repo in ("acme/Tiny-1B", "acme/Gated-1B") and rest == "main/config.json":
+            status, body = 200, TINY
+            headers["ETag"] = '"%s"' % hashlib.sha1(b"blob %d\0" % len(TINY) + TINY).hexdigest()
+            headers["X-Repo-Commit"] = COMMIT
+        else:
+            status, body = 404, b'{"error": "Repository not found"}'
+            headers["X-Error-Code"] = "RepoNotFound"
+        self.send_response(status)
+        for key, value in dict(headers, **{"Content-Length": str(len(body))}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if send_body:
+            self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
+    server.asked = []
+    server.cache = tmp_path / "hf" / "hub"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:%d" % server.server_port)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no saved token there
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_hub_id_nothing_here_has_is_fetched_into_the_hugging_face_cache(hub):
+    found = modelconfigs.locate("acme/Tiny-1B", "--model-path")
+    assert hub.asked == [("GET", "/acme/Tiny-1B/resolve/main/config.json", None)]
+    snapshot = hub.cache / "models--acme--Tiny-1B" / "snapshots" / COMMIT
+    assert found.folder == str(snapshot) and found.model_id == "acme/Tiny-1B"
+    assert (snapshot / "config.json").read_bytes() == TINY
+    assert (hub.cache / "models--acme--Tiny-1B" / "refs" / "main").read_text() == COMMIT
+    assert found.describe() == ("--model-path acme/Tiny-1B → acme/Tiny-1B config.json fetched from %s into the "
+                                "Hugging Face cache" % os.environ["HF_ENDPOINT"])
+    again = modelconfigs.locate("acme/Tiny-1B", "--model-path")  # the next run: from the cache, no request
+    assert again.folder == str(snapshot) and "local Hugging Face cache" in again.how and len(hub.asked) == 1
+    named = modelconfigs.locate("/data/tiny", "--model-path", explicit="acme/Tiny-1B")
+    assert named.folder == str(snapshot) and len(hub.asked) == 1
+
+
+@pytest.mark.parametrize("offline_flag, env, said", [(True, {}, "--offline"),
+                                                       (False, {"HF_HUB_OFFLINE": "1"}, "HF_HUB_OFFLINE=1")])
+def test_offline_asks_no_hub(hub, monkeypatch, offline_flag, env, said):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(FlagtraceError) as info:
+        modelconfigs.locate("acme/Tiny-1B", "--model-path", offline=offline_flag)
+    message = info.value.message
+    assert info.value.code == ExitCode.USAGE and hub.asked == [] and "\n" not in message
+    assert message.startswith("--model-path acme/Tiny-1B: no config.json for this model here (not in the Hugging "
+                              "Face cache %s, not bundled) and the hub is not asked (%s;"
+                              % (hub.cache / "models--acme--Tiny-1B", said))
+    assert "%s/acme/Tiny-1B/resolve/main/config.json" % os.environ["HF_ENDPOINT"] in message
+    assert "--model-config DIR" in message
+
+
+def test_a_gated_repo_names_hf_token_and_never_prints_it(hub, monkeypatch):
+    with pytest.raises(FlagtraceError) as info:
+        modelconfigs.locate("acme/Gated-1B", "--model-path")
+    assert info.value.code == ExitCode.USAGE and "answered 401: a gated or private repo: set HF_TOKEN" in \
+        info.value.message and "--model-config" in info.value.message
+    monkeypatch.setenv("HF_TOKEN", "hf_wrong_secret_123")
+    with pytest.raises(FlagtraceError) as info:
+        modelconfigs.locate("acme/Gated-1B", "--model-path")
+    assert "HF_TOKEN has no access" in info.value.message and "hf_wrong_secret_123" not in info.value.message
+    assert hub.asked[-1][2] == "Bearer hf_wrong_secret_123"
+    monkeypatch.setenv("HF_TOKEN", "hf_good")
+    assert modelconfigs.locate("acme/Gated-1B", "--model-path").folder.endswith(COMMIT)
+
+
+def test_a_missing_repo_is_one_line_naming_model_config(hub):
+    with pytest.raises(FlagtraceError) as info:
+        modelconfigs.locate("acme/Missing-1B", "--model-path")
+    assert info.value.code == ExitCode.USAGE and "\n" not in info.value.message
+    assert "resolve/main/config.json answered 404: no such repo" in info.value.message
+    assert "--model-config DIR" in info.value.message
+    assert not (hub.cache / "models--acme--Missing-1B").exists()
+
+
+def test_a_hub_that_never_answers_fails_within_the_timeout(tmp_path, monkeypatch):
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # the kernel accepts the connection; nobody ever answers
+    try:
+        monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:%d" % silent.getsockname()[1])
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+        monkeypatch.setenv("FLAGTRACE_HUB_TIMEOUT", "1")
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        began = time.monotonic()
+        with pytest.raises(FlagtraceError) as info:
+            modelconfigs.locate("acme/Slow-1B", "--model-path")
+        assert time.monotonic() - began < 2.5
+        assert info.value.code == ExitCode.USAGE and "gave no answer within 1 s (FLAGTRACE_HUB_TIMEOUT" in \
+            info.value.message and "--model-config" in info.value.message
+    finally:
+        silent.close()
+
+
+def test_an_unknown_id_offline_is_one_flagtrace_line_exit_64():
+    r = run_sub(["explain", "--adapter", "sglang", "--", "python3", "-m", "sglang.launch_server",
+                 "--model-path", "acme/NoSuchModel-7B"], env={"HF_HUB_OFFLINE": "1"})
+    assert r.rc == ExitCode.USAGE, r
+    assert r.err.startswith("flagtrace: --model-path acme/NoSuchModel-7B: no config.json for this model here") \
+        and len(r.err.splitlines()) == 1, r.err
+    assert "HF_HUB_OFFLINE=1" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("flag", ["--offline", "--online"])  # --online: the default now, still accepted
+def test_offline_and_the_old_online_flag_on_the_command_line(flag):
+    r = run_cli(["explain", flag, "--adapter", "sglang", "--", "python3", "-m", "sglang.launch_server",
+                 "--model-path", "acme/NoSuchModel-7B"])
+    assert r.rc == ExitCode.USAGE and len(r.err.splitlines()) == 1, r.err
+    assert ("(--offline;" in r.err) == (flag == "--offline")
+
+
+def test_a_tokenizer_nothing_here_has_is_left_to_the_framework(hub):
+    spec = {"options": ["--model-path"], "first_only": ["--model-path"], "optional": ["--tokenizer-path"]}
+    args, found = modelconfigs.substitute_command(["--model-path", "acme/Tiny-1B", "--tokenizer-path", "acme/Tok"],
+                                                  spec)
+    assert args[2:] == ["--tokenizer-path", "acme/Tok"] and [f.option for f in found] == ["--model-path"]
+    assert [path for _, path, _ in hub.asked] == ["/acme/Tiny-1B/resolve/main/config.json"]

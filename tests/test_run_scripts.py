@@ -117,7 +117,8 @@ def test_unexported_variable_not_received(tmp_path, monkeypatch):
     r = run_script(tmp_path, "unexported_variable.sh")
     assert r.rc == 0
     p = r.one("serve_config.py")
-    assert p["env"] == {"CUDA_VISIBLE_DEVICES": "0,1"}  # exported: received; the other: not
+    # exported: received (so is the suite's HF_ENDPOINT, tests/conftest.py); the other: not
+    assert p["env"] == {"CUDA_VISIBLE_DEVICES": "0,1", "HF_ENDPOINT": os.environ["HF_ENDPOINT"]}
     [finding] = [f for f in r.doc["script"]["findings"] if f["kind"] == "unexported"]
     assert finding["name"] == "SGLANG_ENABLE_SPEC_V2" and finding["line"] == 4 and finding["pids"] == [p["pid"]]
     text = flat(r.text)

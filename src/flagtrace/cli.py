@@ -73,6 +73,10 @@ def build_parser():
     _common(p, "why")
     p = sub.add_parser("gpus", help="list the GPU profiles --gpu can simulate")
     p.add_argument("--toml", action="store_true", help="print the profiles as TOML (a template)")
+    p = sub.add_parser("models", help="list the bundled model configs a hub id or foreign path finds")
+    from .modelscmd import add_arguments as models_arguments
+
+    models_arguments(p)
     p = sub.add_parser("check", help="exit 1 unless every --expect holds (and, with --strict, nothing "
                                       "explicit was overridden)")
     p.add_argument("--expect", action="append", default=[], metavar="FIELD=VALUE")
@@ -112,7 +116,7 @@ def asked_of(opts):
                  stop_at=tuple(getattr(opts, "stop_at", ()) or ()), via=getattr(opts, "via", None),
                  python=python if isinstance(python, str) else None,  # diff/matrix: a list of sides
                  from_trace=getattr(opts, "from_trace", None), model_config=getattr(opts, "model_config", None),
-                 online=bool(getattr(opts, "online", False)))
+                 offline=bool(getattr(opts, "offline", False)))
 
 
 def split_command(argv):
@@ -186,6 +190,10 @@ def run(argv, out, err):
         return ExitCode.USAGE
     if opts.verb == "gpus":
         return list_gpus(opts, out)
+    if opts.verb == "models":
+        from .modelscmd import run_models
+
+        return run_models(opts, out)
     reporters.check_writable(getattr(opts, "output", None), getattr(opts, "save_trace", None))
     asked = asked_of(opts)
     if opts.verb == "diff":  # the comparing verb lives in diffcmd.py

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from . import __version__, gpus
+from . import __version__, gpus, modelconfigs
 from .adapters import ADAPTERS, choose_adapter
 from .exitcodes import ExitCode, FlagtraceError
 from .launch.command import parse_command
@@ -26,6 +26,8 @@ def run_debug(opts, asked, command, out):
     w("  package      %s\n" % os.path.dirname(os.path.abspath(__file__)))
     w("  python       %s (Python %s)\n" % (sys.executable, sys.version.split()[0]))
     w("  data         %s: %s\n" % (DATA, ", ".join(sorted(f for f in os.listdir(DATA) if not f.startswith(".")))))
+    w("  models       %s: %d bundled configs (flagtrace models; FLAGTRACE_MODELS overrides); Hugging Face "
+      "cache %s\n" % (modelconfigs.MODELS, len(modelconfigs.catalog()), modelconfigs.hub_cache()))
     profiles = gpus.load_profiles()
     w("  gpu profiles %d: %s  (flagtrace gpus)\n" % (len(profiles), ", ".join(profiles)))
     table = load_table()

@@ -4,20 +4,23 @@ Resolving server arguments needs a model's config.json and nothing else. A comma
 as a local directory (used as is), a Hugging Face id (``deepseek-ai/DeepSeek-R1``), or a path that
 exists only on the GPU box (``/workspace/models/Qwen3.6-27B``). For the last two this finds a
 config: ``--model-config ID|DIR`` when given; else the local Hugging Face cache; else the bundled
-catalog (models/catalog.toml and models/hub/<org>/<name>/); else, with ``--online``, the hub
-(config.json only). A foreign path is matched to the catalog by its last component.
+catalog (package data: models/catalog.toml and models/hub/<org>/<name>/); else the hub
+(config.json only, cached in the Hugging Face cache layout; not with HF_HUB_OFFLINE=1 or --offline).
+A foreign path is matched to the catalog by its last component.
 """
+import argparse
 import dataclasses
 import functools
 import json
 import os
+import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from .exitcodes import ExitCode, FlagtraceError
 
-MODELS = os.environ.get("FLAGTRACE_MODELS") or os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "models")
+MODELS = os.environ.get("FLAGTRACE_MODELS") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,11 +71,12 @@ def looks_like_id(text):
     return text.count("/") == 1 and not text.startswith((".", "/", "~")) and all(text.split("/"))
 
 
-def locate(typed, option, explicit=None, online=False):
+def locate(typed, option, explicit=None, offline=False):
     """A Found for a model the command names that is not a local folder with config.json; None
-    when it is one (nothing to stand in). Raises a usage error when no config can be found."""
+    when it is one (nothing to stand in). Raises a usage error when no config can be found.
+    ``offline`` (--offline; HF_HUB_OFFLINE=1 does the same): the hub is not asked."""
     if explicit:
-        return _explicit(typed, option, explicit, online)
+        return _explicit(typed, option, explicit, offline)
     if os.path.isdir(typed):
         return None  # a local folder: check_model_dir says whether it holds a config.json
     if looks_like_id(typed):
@@ -84,12 +88,7 @@ def locate(typed, option, explicit=None, online=False):
         if match:
             renamed_now = " (its name on the hub now)" if match.lower() != typed.lower() else ""
             return Found(option, typed, catalog()[match], match, "bundled %s config.json%s" % (match, renamed_now))
-        if online:
-            return _fetch(typed, option)
-        raise FlagtraceError(
-            "%s %s: no config.json for this model here (not in the Hugging Face cache, not bundled); give "
-            "--model-config DIR (a folder holding the model's config.json, no weights) or --model-config ID "
-            "of a bundled model, or --online to fetch its config.json" % (option, typed), ExitCode.USAGE)
+        return _fetch(typed, option, typed, offline, "%s %s" % (option, typed))
     match = _by_name(typed)
     if match:
         return Found(option, typed, catalog()[match], match, "bundled %s config.json, matched by name" % match)
@@ -98,7 +97,7 @@ def locate(typed, option, explicit=None, online=False):
         "say which config.json stands for it (flagtrace needs only that file)" % (option, typed), ExitCode.USAGE)
 
 
-def _explicit(typed, option, explicit, online):
+def _explicit(typed, option, explicit, offline):
     if os.path.isdir(explicit):
         if not os.path.isfile(os.path.join(explicit, "config.json")):
             raise FlagtraceError("--model-config %s has no config.json" % explicit, ExitCode.USAGE)
@@ -109,10 +108,10 @@ def _explicit(typed, option, explicit, online):
     cached = _hf_cache(explicit) if looks_like_id(explicit) else None
     if cached:
         return Found(option, typed, cached, explicit, "%s from the Hugging Face cache (--model-config)" % explicit)
-    if online and looks_like_id(explicit):
-        return _fetch(explicit, option, typed)
+    if looks_like_id(explicit):
+        return _fetch(explicit, option, typed, offline, "--model-config %s" % explicit)
     raise FlagtraceError("--model-config %s: not a folder holding config.json, nor a bundled model id (%d bundled; "
-                         "see models/README.md)" % (explicit, len(catalog())), ExitCode.USAGE)
+                         "flagtrace models lists them)" % (explicit, len(catalog())), ExitCode.USAGE)
 
 
 def renamed():
@@ -140,11 +139,23 @@ def _by_name(path):
     return None
 
 
+def hub_cache():
+    """The Hugging Face hub cache folder, found as huggingface_hub finds it."""
+    return os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE") or os.path.join(_hf_home(), "hub")
+
+
+def _hf_home():
+    return os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+
+
+def _repo_cache(model_id):
+    return os.path.join(hub_cache(), "models--" + model_id.replace("/", "--"))
+
+
 def _hf_cache(model_id):
     """The newest snapshot folder of ``model_id`` in the local Hugging Face cache holding config.json."""
-    hub = os.environ.get("HF_HUB_CACHE") or os.path.join(
-        os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface"), "hub")
-    snapshots = os.path.join(hub, "models--" + model_id.replace("/", "--"), "snapshots")
+    snapshots = os.path.join(_repo_cache(model_id), "snapshots")
     if not os.path.isdir(snapshots):
         return None
     found = [os.path.join(snapshots, s) for s in os.listdir(snapshots)
@@ -152,32 +163,130 @@ def _hf_cache(model_id):
     return max(found, key=os.path.getmtime) if found else None
 
 
-def _fetch(model_id, option, typed=None):
-    """--online: the model's config.json from the hub (HF_ENDPOINT, else huggingface.co) into
-    flagtrace's cache folder; nothing else is fetched."""
-    from .cachefiles import cache_folder, write_whole
-
+def _fetch(model_id, option, typed, offline, said):
+    """Where nothing here has the model: its config.json from the hub (HF_ENDPOINT, else
+    huggingface.co; HF_TOKEN), written into the Hugging Face cache as huggingface_hub lays it out
+    (snapshots/<commit>/config.json, refs/main), where the next run and the framework find it
+    offline. Nothing else is fetched. Every failure is one usage error naming --model-config."""
     endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
-    url = "%s/%s/resolve/main/config.json" % (endpoint, model_id)
-    request = urllib.request.Request(url)
+    url = "%s/%s/resolve/main/config.json" % (endpoint, urllib.parse.quote(model_id))
+    repo = _repo_cache(model_id)
+    head = "%s: no config.json for this model here (not in the Hugging Face cache %s, not bundled)" % (said, repo)
+    tail = ("give --model-config DIR (a folder holding the model's config.json; no weights needed) or "
+            "--model-config ID of a bundled model (flagtrace models lists them)")
+    offline = "--offline" if offline else _env_offline()
+    if offline:
+        raise FlagtraceError("%s and the hub is not asked (%s; without it flagtrace fetches %s): %s"
+                             % (head, offline, url, tail), ExitCode.USAGE)
+    token = _token()
+    try:
+        headers, body = _get(url, token)
+        config = json.loads(body.decode("utf-8"))
+        if not isinstance(config, dict):
+            raise ValueError("not a JSON object")
+    except urllib.error.HTTPError as exc:
+        raise FlagtraceError("%s and %s answered %s: %s; %s" % (head, url, exc.code, _refused(exc, token), tail),
+                             ExitCode.USAGE)
+    except TimeoutError:
+        raise FlagtraceError("%s and %s gave no answer within %g s (FLAGTRACE_HUB_TIMEOUT; HF_ENDPOINT can name a "
+                             "mirror): %s" % (head, url, _timeout(), tail), ExitCode.USAGE)
+    except (urllib.error.URLError, OSError) as exc:
+        raise FlagtraceError("%s and %s could not be fetched (%s; HF_ENDPOINT can name a mirror): %s"
+                             % (head, url, getattr(exc, "reason", exc), tail), ExitCode.USAGE)
+    except ValueError as exc:  # also a body that is not UTF-8
+        raise FlagtraceError("%s and %s is not a JSON config (%s): %s" % (head, url, exc, tail), ExitCode.USAGE)
+    commit = headers.get("X-Repo-Commit") or "main"
+    if not commit.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        commit = "main"
+    snapshot = os.path.join(repo, "snapshots", commit)
+    from .cachefiles import write_whole
+
+    try:
+        write_whole(os.path.join(snapshot, "config.json"), lambda fh: fh.write(body.decode("utf-8")), make_folder=True)
+        write_whole(os.path.join(repo, "refs", "main"), lambda fh: fh.write(commit), make_folder=True)
+    except OSError as exc:
+        raise FlagtraceError("%s config.json was fetched from %s but cannot be cached: %s (HF_HUB_CACHE names "
+                             "a writable folder)" % (model_id, endpoint, exc), ExitCode.USAGE)
+    return Found(option, typed, snapshot, model_id, "%s config.json fetched from %s into the Hugging Face cache"
+                 % (model_id, endpoint))
+
+
+def _env_offline():
+    value = os.environ.get("HF_HUB_OFFLINE", "")
+    return "HF_HUB_OFFLINE=%s" % value if value.strip().upper() in ("1", "ON", "YES", "TRUE") else ""
+
+
+def _token():
+    """HF_TOKEN, else the token ``hf auth login`` saved (HF_TOKEN_PATH, else HF_HOME/token); None."""
     token = os.environ.get("HF_TOKEN")
+    if token is None:
+        try:
+            with open(os.environ.get("HF_TOKEN_PATH") or os.path.join(_hf_home(), "token"), encoding="utf-8") as fh:
+                token = fh.read()
+        except OSError:
+            return None
+    return token.strip() or None
+
+
+def _timeout():
+    text = os.environ.get("FLAGTRACE_HUB_TIMEOUT") or "5"
+    try:
+        return float(text)
+    except ValueError:
+        raise FlagtraceError("FLAGTRACE_HUB_TIMEOUT=%s: not a number of seconds" % text, ExitCode.USAGE)
+
+
+def _refused(exc, token):
+    """Why the hub refused, in words (its X-Error-Code where it sends one, as huggingface_hub reads it)."""
+    code = exc.headers.get("X-Error-Code") if exc.headers else None
+    if code == "EntryNotFound":
+        return "the repo has no config.json"
+    if code == "RepoNotFound" or (exc.code == 404 and code != "GatedRepo"):
+        return "no such repo (a private one needs HF_TOKEN)" if not token else "no such repo that HF_TOKEN can see"
+    if exc.code in (401, 403):
+        return ("a gated or private repo: set HF_TOKEN to a token that has access" if not token else
+                "a gated or private repo that HF_TOKEN has no access to (accept its terms on the model's page)")
+    return "refused"
+
+
+class _SameHostAuth(urllib.request.HTTPRedirectHandler):
+    """Follows the hub's redirects (a renamed repo), sending Authorization only to the same host."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+            new.remove_header("Authorization")
+        return new
+
+
+def _get(url, token):
+    """(headers, body) of a GET of ``url``; raises what urllib raises, or TimeoutError when the
+    whole exchange (a name lookup included, which has no timeout of its own) takes longer than
+    FLAGTRACE_HUB_TIMEOUT (default 5 s)."""
+    timeout = _timeout()
+    request = urllib.request.Request(url, headers={"User-Agent": "flagtrace", "Accept-Encoding": "identity"})
     if token:
         request.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            text = response.read().decode("utf-8")
-        json.loads(text)
-    except urllib.error.HTTPError as exc:
-        raise FlagtraceError("--online: %s answered %s for %s's config.json" % (endpoint, exc.code, model_id),
-                             ExitCode.USAGE)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise FlagtraceError("--online: could not fetch %s's config.json from %s: %s"
-                             % (model_id, endpoint, getattr(exc, "reason", exc)), ExitCode.USAGE)
-    folder = os.path.join(cache_folder() or os.path.join(os.path.expanduser("~"), ".cache", "flagtrace"),
-                          "models", model_id.replace("/", "--"))
-    write_whole(os.path.join(folder, "config.json"), lambda fh: fh.write(text), make_folder=True)
-    return Found(option, typed or model_id, folder, model_id, "%s config.json fetched from %s (--online)"
-                 % (model_id, endpoint))
+    done = {}
+
+    def work():
+        try:
+            with urllib.request.build_opener(_SameHostAuth).open(request, timeout=timeout) as response:
+                done["answer"] = (response.headers, response.read())
+        except Exception as exc:  # noqa: BLE001 - raised again in the caller's thread
+            done["error"] = exc
+
+    worker = threading.Thread(target=work, name="flagtrace-hub", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if "error" in done:
+        error = done["error"]
+        if isinstance(getattr(error, "reason", None), TimeoutError):
+            raise TimeoutError(str(error))
+        raise error
+    if "answer" not in done:
+        raise TimeoutError(url)
+    return done["answer"]
 
 
 def into_request(request, found):
@@ -196,37 +305,40 @@ def add_model_options(parser):
                         help="the config.json that stands for the command's model: a bundled model id or a folder "
                              "holding config.json (default: the local Hugging Face cache, then the bundled catalog, "
                              "by id or by the path's last component)")
-    parser.add_argument("--online", action="store_true",
-                        help="fetch a model's config.json from the Hugging Face hub when nothing here has it "
-                             "(config.json only; HF_ENDPOINT, HF_TOKEN honoured)")
+    parser.add_argument("--offline", action="store_true",
+                        help="never ask the Hugging Face hub, as HF_HUB_OFFLINE=1 (default: where nothing here has "
+                             "the model, fetch its config.json only, into the Hugging Face cache; HF_ENDPOINT, "
+                             "HF_TOKEN honoured)")
+    parser.add_argument("--online", action="store_true", help=argparse.SUPPRESS)  # the default now; old lines work
 
 
-def substitute_command(args, spec, explicit=None, online=False):
+def substitute_command(args, spec, explicit=None, offline=False):
     """``args`` (a framework command's arguments) with the config that stands for each model they
     name in place of a hub id or a path that exists only on the GPU box: (args, [Found]).
     ``spec`` (an adapter's ``model_spec()``, plain data: it also travels to ``flagtrace run``'s
     probes): ``options`` naming a model, ``first_only`` the main one (--model-config answers for
-    it), ``optional`` ones used only where a config is found, ``positional``: the word after which
-    a positional model comes (``vllm serve MODEL``)."""
+    it), ``optional`` ones (a tokenizer) used only where a config is found here, never fetched
+    (a config.json alone has no tokenizer files: the framework fetches those itself),
+    ``positional``: the word after which a positional model comes (``vllm serve MODEL``)."""
     args, found = list(args), []
     word = spec.get("positional")
     if word and args[:1] == [word] and len(args) > 1 and not args[1].startswith("-"):
-        head, found = substitute(["--model", args[1]], ("--model",), explicit, online, first_only=("--model",))
+        head, found = substitute(["--model", args[1]], ("--model",), explicit, offline, first_only=("--model",))
         found = [dataclasses.replace(f, option=word) for f in found]
         args = [word, head[1]] + args[2:]
     options = tuple(spec.get("options", ()))
-    args, more = substitute(args, options, explicit, online, first_only=tuple(spec.get("first_only", ())))
+    args, more = substitute(args, options, explicit, offline, first_only=tuple(spec.get("first_only", ())))
     found += more
     for option in spec.get("optional", ()):
         try:
-            args, more = substitute(args, (option,), online=online)
+            args, more = substitute(args, (option,), offline=True)
         except FlagtraceError:  # not found: the framework reads it as typed
             continue
         found += more
     return args, found
 
 
-def substitute(args, options, explicit=None, online=False, first_only=()):
+def substitute(args, options, explicit=None, offline=False, first_only=()):
     """``args`` with every model the options name (``--opt V`` or ``--opt=V``) that is not a local
     folder replaced by the folder of the config that stands for it: (new args, [Found]).
     ``explicit`` (--model-config) applies to the options in ``first_only`` (the main model)."""
@@ -239,7 +351,7 @@ def substitute(args, options, explicit=None, online=False, first_only=()):
                 index, value = i, word.split("=", 1)[1]
             else:
                 continue
-            hit = locate(value, option, explicit if option in first_only else None, online)
+            hit = locate(value, option, explicit if option in first_only else None, offline)
             if hit:
                 found.append(hit)
                 out[index] = hit.folder if index != i else option + "=" + hit.folder

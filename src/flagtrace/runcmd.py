@@ -42,7 +42,7 @@ def build_request(opts, asked, profile):
                "user_specs": list(asked.watch + asked.stop_at), "frameworks": frameworks,
                "names": names, "live": bool(opts.live), "adapter": asked.adapter,
                # models stood in where each framework process starts (with --via: the remote's, as typed)
-               "models": None if asked.via else {"explicit": asked.model_config, "online": asked.online}}
+               "models": None if asked.via else {"explicit": asked.model_config, "offline": asked.offline}}
     if profile is not None:
         request["gpu"] = profile
     return request

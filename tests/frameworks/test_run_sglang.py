@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 
+from flagtrace import modelconfigs
 from sglang_support import ROOT, python_for
 
 VERSION = "0.5.11"
@@ -49,8 +50,8 @@ def test_run_a_launch_script_through_real_sglang():
     assert not any("tools.py" in " ".join(p["argv"]) for p in doc["processes"])
     assert "sglang %s from .envs/sglang/overlays/%s/sglang/__init__.py" % (VERSION, VERSION) in text
     assert "HONOURED (2): model_path='models/llama-3-8b', page_size=64" in text
-    assert "env CUDA_VISIBLE_DEVICES=0 HF_TOKEN=<redacted> PYTHONPATH=%s" % os.path.join(
-        ROOT, ".envs", "sglang", "overlays", VERSION) in text
+    assert "env CUDA_VISIBLE_DEVICES=0 HF_ENDPOINT=%s HF_TOKEN=<redacted> PYTHONPATH=%s" % (  # tests/conftest.py's
+        os.environ["HF_ENDPOINT"], os.path.join(ROOT, ".envs", "sglang", "overlays", VERSION)) in text
 
 
 def test_run_stops_a_0_5_23_server_when_its_first_resolution_returns():
@@ -90,7 +91,7 @@ def test_run_stands_in_the_config_of_a_hub_id_a_script_names():
                                   "meta-llama/Meta-Llama-3-8B-Instruct config.json"]
     fields = {f["field"]: f for f in analysis["fields"]}
     assert fields["page_size"]["final"]["value"] == 64
-    assert fields["model_path"]["final"]["value"] == os.path.join(ROOT, "models", "llama-3-8b")
+    assert fields["model_path"]["final"]["value"] == os.path.join(modelconfigs.MODELS, "llama-3-8b")
 
 
 def test_run_a_script_naming_a_model_nothing_here_has_says_what_to_give():
@@ -99,5 +100,6 @@ def test_run_a_script_naming_a_model_nothing_here_has_says_what_to_give():
     error = server["analysis"]["error"]
     assert error["type"] == "OSError" and server["analysis"]["inputs"] == []
     assert {"text": "the model was passed as typed (nothing here stands in for it) and this machine cannot fetch it "
-                    "from the Hugging Face hub: give a folder holding its config.json (weights are not needed), "
-                    "--model-config ID|DIR or --online"} in error["hints"]
+                    "from the Hugging Face hub: give a folder holding its config.json (weights are not needed) or "
+                    "--model-config ID|DIR, or let it reach the hub (HF_ENDPOINT can name a mirror; HF_HUB_OFFLINE "
+                    "unset)"} in error["hints"]

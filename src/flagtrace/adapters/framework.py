@@ -71,7 +71,7 @@ class FrameworkAdapter:
         return dataclasses.replace(target, args=args), found
 
     def substitute_models(self, args, asked):
-        return modelconfigs.substitute_command(args, self.model_spec(), asked.model_config, asked.online)
+        return modelconfigs.substitute_command(args, self.model_spec(), asked.model_config, asked.offline)
 
     def model_spec(self):
         """Which arguments name a model (modelconfigs.substitute_command), as plain data."""

@@ -67,8 +67,8 @@ def hub_unreachable(trace, text):
     if (trace.get("request") or {}).get("inputs") or not text or not any(k in text for k in _HUB_UNREACHABLE):
         return None
     return ("the model was passed as typed (nothing here stands in for it) and this machine cannot fetch it from "
-            "the Hugging Face hub: give a folder holding its config.json (weights are not needed), --model-config "
-            "ID|DIR or --online")
+            "the Hugging Face hub: give a folder holding its config.json (weights are not needed) or --model-config "
+            "ID|DIR, or let it reach the hub (HF_ENDPOINT can name a mirror; HF_HUB_OFFLINE unset)")
 
 
 _NOT_RESOLUTION = ("ImportError", "ModuleNotFoundError", "SyntaxError", "KeyboardInterrupt", "SystemExit")

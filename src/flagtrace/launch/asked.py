@@ -12,7 +12,7 @@ class Asked:
     python: object = None  # with via: the remote interpreter
     from_trace: object = None  # --from FILE: nothing runs
     model_config: object = None  # --model-config ID|DIR: the config that stands for the model
-    online: bool = False  # --online: a model's config.json may be fetched from the hub
+    offline: bool = False  # --offline: a model's config.json is not fetched from the hub
 
     def here(self):
         """The same, on this machine (the what-if verbs resolve locally; --via is a side)."""

@@ -134,7 +134,7 @@ def _stand_in_models(probe, spec):
         return
     try:
         modelconfigs = _tool_module("modelconfigs")
-        args, found = modelconfigs.substitute_command(sys.argv[1:], spec, asked.get("explicit"), asked.get("online"))
+        args, found = modelconfigs.substitute_command(sys.argv[1:], spec, asked.get("explicit"), asked.get("offline"))
     except Exception:  # noqa: BLE001 - unknown model, unreadable catalog: the framework reads it as typed
         return
     if found:
