@@ -15,6 +15,7 @@ from .launch.local import stderr_tail
 from .launch import remote, via
 from .launch.asked import Asked
 from .modelconfigs import add_model_options
+from .envcmd import add_release_option, apply_releases
 from .progress import Progress
 from . import report as reporters
 from .report.paths import short_path
@@ -55,6 +56,7 @@ def _common(p, verb):
                    "flagtrace gpus --toml prints)")
     via.add_options(p)  # --via PREFIX, --python PATH (run on another host)
     add_model_options(p)
+    add_release_option(p)
 
 
 def build_parser():
@@ -101,6 +103,10 @@ def build_parser():
     from .debugcmd import add_arguments as debug_arguments
 
     debug_arguments(p)
+    p = sub.add_parser("env", help="the framework releases flagtrace builds for --release: list, build, prune")
+    from .envcmd import add_arguments as env_arguments
+
+    env_arguments(p)
     p = sub.add_parser("run", help="probe every Python process a launch command starts "
                                     "(flagtrace run -- bash launch.sh)")
     p.add_argument("--live", action="store_true", help="let processes run past their stop point and "
@@ -194,7 +200,16 @@ def run(argv, out, err):
         from .modelscmd import run_models
 
         return run_models(opts, out)
+    if opts.verb == "env":
+        from .envcmd import run_env
+
+        return run_env(opts, out, err)
     reporters.check_writable(getattr(opts, "output", None), getattr(opts, "save_trace", None))
+    if getattr(opts, "release", None):
+        command, sides = apply_releases(opts.verb, opts.release, command, getattr(opts, "python", None),
+                                        getattr(opts, "via", None), getattr(opts, "offline", False), err)
+        if opts.verb in ("diff", "matrix"):
+            opts.python = sides
     asked = asked_of(opts)
     if opts.verb == "diff":  # the comparing verb lives in diffcmd.py
         from .diffcmd import run_diff

@@ -100,6 +100,19 @@ class FrameworkAdapter:
         spelled as that release spells them: (args, [note per translated option])."""
         return list(args), []
 
+    # How ``--release NAME==VERSION`` builds this framework's environment (envs/build.py Recipe keywords
+    # beyond the name, the range and the console scripts): the module whose import the smoke test checks,
+    # the pin generator's module, and the recipe's switches.
+    release_env = {}
+
+    def release_recipe(self):
+        import importlib
+
+        from ..envs.build import Recipe
+
+        first, last = importlib.import_module("flagtrace.probe.adapters." + self.name).supported_range()
+        return Recipe(framework=self.name, first=first, last=last, scripts=tuple(self.scripts), **self.release_env)
+
     def field_aliases(self):
         """{old field name: its name in the newest release} for fields renamed between releases."""
         return {}

@@ -11,12 +11,26 @@ def refusal(trace):
     """Why this trace cannot be explained (the probe found no target, no framework, an unsupported
     release, a --watch/--stop-at naming nothing): one line, or None."""
     outcome = trace.get("outcome") or {}
+    if outcome.get("status") == "no_framework":
+        return "%s; %s" % (outcome.get("message"), release_hint((trace.get("request") or {}).get("adapter")))
     if outcome.get("status") in REFUSED:
         return outcome.get("message", "target not found")
     for problem in trace.get("problems", []):
         if problem["kind"] == "spec":
             return problem["message"]
     return None
+
+
+def release_hint(framework):
+    """What to add when the command's interpreter lacks the framework: the newest release flagtrace ships pins
+    for, built on demand."""
+    from ..envs.pinlib import shipped
+
+    releases = shipped(framework)
+    if not releases:
+        return "run the command with an interpreter that has it"
+    return ("add --release %s==%s (or the release you deploy) and flagtrace builds that release's environment "
+            "here, once" % (framework, releases[-1]))
 
 
 def died_early(trace):
