@@ -3,14 +3,11 @@ folder as is; a hub id from the Hugging Face cache, then the bundled catalog (pa
 the hub (a real HTTP server on 127.0.0.1 here, answering as huggingface.co does); a path that exists
 only on the GPU box by its last component; --model-config to say which."""
 import glob
-import hashlib
-import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 
@@ -19,6 +16,7 @@ import pytest
 from flagtrace import modelconfigs
 from flagtrace.exitcodes import ExitCode, FlagtraceError
 from ft_support import ROOT, run_cli, run_sub
+from hub_support import COMMIT, loopback_hub
 
 MODELS = modelconfigs.MODELS  # the package's models/ (ROOT/models links to it)
 
@@ -133,59 +131,22 @@ def test_models_lists_the_bundled_ids_and_the_renamed_ones():
     assert "  models       %s: %d bundled configs" % (MODELS, len(doc["models"])) in run_cli(["debug"]).out
 
 
-# A Hugging Face hub on 127.0.0.1, answering GET/HEAD /{repo}/resolve/{revision}/config.json with the
-# headers huggingface_hub reads (ETag: the git blob id, X-Repo-Commit, Content-Length; X-Error-Code on a
-# refusal): acme/Tiny-1B is public, acme/Gated-1B answers 401 without the token hf_good, anything else 404.
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
+# The hub on 127.0.0.1 (tests/hub_support.py): acme/Tiny-1B is public, acme/Gated-1B answers 401 without the
+# token hf_good, anything else 404.
 TINY = b'{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64}\n'
-
-
-class _Hub(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
-        self._answer(send_body=True)
-
-    def do_HEAD(self):  # noqa: N802
-        self._answer(send_body=False)
-
-    def _answer(self, send_body):
-        self.server.asked.append((self.command, self.path, self.headers.get("Authorization")))
-        repo, _, rest = self.path.lstrip("/").partition("/resolve/")
-        headers = {"Content-Type": "application/json"}
-        if repo == "acme/Gated-1B" and self.headers.get("Authorization") != "Bearer hf_good":
-            status, body = 401, b'{"error": "Access to model acme/Gated-1B is restricted."}'
-            headers["X-Error-Code"] = "GatedRepo"
-        elif repo in ("acme/Tiny-1B", "acme/Gated-1B") and rest == "main/config.json":
-            status, body = 200, TINY
-            headers["ETag"] = '"%s"' % hashlib.sha1(b"blob %d\0" % len(TINY) + TINY).hexdigest()
-            headers["X-Repo-Commit"] = COMMIT
-        else:
-            status, body = 404, b'{"error": "Repository not found"}'
-            headers["X-Error-Code"] = "RepoNotFound"
-        self.send_response(status)
-        for key, value in dict(headers, **{"Content-Length": str(len(body))}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        if send_body:
-            self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
-    server.asked = []
-    server.cache = tmp_path / "hf" / "hub"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:%d" % server.server_port)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no saved token there
-    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    yield server
-    server.shutdown()
-    server.server_close()
+    with loopback_hub({("acme/Tiny-1B", "config.json"): TINY, ("acme/Gated-1B", "config.json"): TINY},
+                      gated={"acme/Gated-1B": "hf_good"}) as server:
+        server.cache = tmp_path / "hf" / "hub"
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no saved token there
+        monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        yield server
 
 
 def test_a_hub_id_nothing_here_has_is_fetched_into_the_hugging_face_cache(hub):
