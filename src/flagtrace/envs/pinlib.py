@@ -148,3 +148,21 @@ def fetch(cache, pinfile):
         if not cached(cache, *p):
             sys.exit("%s: no wheel of %s==%s" % (pinfile, *p))
 
+
+def write_pin_files(argv, out, pin_file, usage):
+    """The pin generators' command line: ``VERSION... [-o DIR]``; each file written only where it changed."""
+    if "-o" in argv:
+        i = argv.index("-o")
+        out = argv[i + 1]
+        del argv[i:i + 2]
+    if not argv or any(a.startswith("-") for a in argv):
+        sys.exit(usage)
+    os.makedirs(out, exist_ok=True)
+    for ver in sorted(argv, key=vkey):
+        path = os.path.join(out, ver + ".txt")
+        text = pin_file(ver)
+        old = open(path).read() if os.path.exists(path) else None
+        if text != old:
+            with open(path, "w") as fh:
+                fh.write(text)
+        print("%s: %s" % (path, "unchanged" if text == old else "written"))
