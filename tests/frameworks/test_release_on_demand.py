@@ -86,3 +86,19 @@ def test_an_interpreter_without_the_framework_names_the_release_to_add(tmp_path)
                  LLAMA3], timeout=120)
     assert_clear_error(r, ExitCode.CANNOT_RUN, "SGLang is not installed for %s" % sys.executable,
                        "add --release sglang==%s" % shipped("sglang")[-1])
+
+
+def test_diff_compares_two_releases_by_name():
+    """diff --release A --release B: a side per release, each run by the builder's interpreter of it."""
+    envs = os.path.join(ROOT, ".envs")
+    built = [v for v in ("0.5.11", "0.5.12") if os.path.isfile(os.path.join(envs, "sglang", "overlays", v,
+                                                                               ".flagtrace-stamp"))]
+    if len(built) < 2:
+        pytest.skip("sglang 0.5.11 and 0.5.12 are built by make sglang-env")
+    r = run_sub(["diff", "--gpu", "H100x8", "--format", "json", "--offline", "--release", "sglang==0.5.11",
+                 "--release", "sglang==0.5.12"] + COMMAND, timeout=600, env={"FLAGTRACE_ENVS": envs})
+    assert r.rc == 0, r
+    assert r.doc["releases"] == ["sglang 0.5.11", "sglang 0.5.12"]
+    assert r.doc["sides"] == ["--python %s" % os.path.join(envs, "sglang", v, "bin", "python") for v in built]
+    assert r.doc["statuses"] == ["resolved", "resolved"]
+    assert "page_size" not in [d["field"] for d in r.doc["differences"]]  # honoured at 16 on both sides
