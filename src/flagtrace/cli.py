@@ -16,6 +16,7 @@ from .launch import remote, via
 from .launch.asked import Asked
 from .modelconfigs import add_model_options
 from .envcmd import add_release_option, apply_releases
+from .deploycmd import add_file_options
 from .progress import Progress
 from . import report as reporters
 from .report.paths import short_path
@@ -57,6 +58,8 @@ def _common(p, verb):
     via.add_options(p)  # --via PREFIX, --python PATH (run on another host)
     add_model_options(p)
     add_release_option(p)
+    if verb != "run":
+        add_file_options(p)
 
 
 def build_parser():
@@ -205,6 +208,32 @@ def run(argv, out, err):
 
         return run_env(opts, out, err)
     reporters.check_writable(getattr(opts, "output", None), getattr(opts, "save_trace", None))
+    launch = None
+    if getattr(opts, "file", None):
+        if command:
+            raise FlagtraceError("give -f FILE or a command after --, not both", ExitCode.USAGE)
+        from . import deploycmd
+
+        if opts.verb == "check" and getattr(opts, "container", None) is None and (
+                len(opts.file) > 1 or len(deploycmd.launches(opts)) > 1):
+            return deploycmd.run_gate(opts, asked_of(opts), out, err)
+        launch = deploycmd.one_launch(opts)
+        deploycmd.refuse_wrapper(launch)
+        command = launch.argv
+        python = opts.python if isinstance(getattr(opts, "python", None), str) and not opts.via else None
+        if python:  # an interpreter that stands for the image's
+            command, opts.python = deploycmd.command_of(launch, python, None), None
+        elif not opts.release and launch.release:
+            if opts.verb in ("diff", "matrix"):  # the image's release runs the command; sides come on top
+                pythons = deploycmd.release_pythons([launch], [], getattr(opts, "offline", False), err)
+                command = deploycmd.command_of(launch, None, pythons[launch.release])
+            else:
+                opts.release = [launch.release]
+        if isinstance(getattr(opts, "gpu", None), str):
+            opts.gpu = deploycmd.gpu_spec(launch, opts.gpu)
+        elif getattr(opts, "gpu", None) and len(opts.gpu) == 1:  # diff/matrix: a list of sides
+            opts.gpu = [deploycmd.gpu_spec(launch, opts.gpu[0])]
+        deploycmd.export_environment(launch, err)
     if getattr(opts, "release", None):
         command, sides = apply_releases(opts.verb, opts.release, command, getattr(opts, "python", None),
                                         getattr(opts, "via", None), getattr(opts, "offline", False), err)
@@ -234,6 +263,8 @@ def run(argv, out, err):
     trace, result = obtain_trace(opts, asked, command, err)
     check_outcome(trace, result)
     analysis = annotate(analyse(trace))
+    if launch is not None:
+        analysis["deployment"] = deploycmd_doc(launch, analysis)
     if getattr(opts, "fix", False):
         _add_fixes(opts, asked, command, analysis, err)
     if opts.show_output and result is not None:
@@ -247,6 +278,15 @@ def run(argv, out, err):
         err.write("flagtrace: %s\n" % error_line(analysis["error"], analysis))
     with reporters.output(opts.output, out) as sink:
         return _report(opts, analysis, sink)
+
+
+def deploycmd_doc(launch, analysis):
+    from .adapters import ADAPTERS
+    from .deploycmd import deployment_doc
+
+    info = analysis.get("adapter") or {}
+    adapter = next((a() for a in ADAPTERS if a.name == info.get("name")), None)
+    return deployment_doc(launch, adapter, info.get("version"))
 
 
 def _add_fixes(opts, asked, command, analysis, err):

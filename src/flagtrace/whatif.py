@@ -62,14 +62,15 @@ def plan(command, asked, example):
                 tuple(getattr(adapter, "preimport", ())), adapter)
 
 
-def resolve(groups, timeout, err, noun, again=None):
+def resolve(groups, timeout, err, noun, again=None, tolerant=False):
     """[(plan, gpu or None, [Variant])] -> [(VariantResult, analysis)], in order.
 
     Groups of one plan under simulated GPUs share one import: the variants of the other GPUs
     are forked with their profile, where nothing the simulation answered at import differs
     (probe/variants.py); those that cannot share run in an import of their own. Children run as
     many at once as there are cores. ``again(plan, result, analysis)`` may return a Variant to
-    resolve instead, in the same import (a flag translated)."""
+    resolve instead, in the same import (a flag translated). ``tolerant``: a variant flagtrace cannot explain
+    (refused, timed out, no trace) is ``{"status": "refused", "message": ...}`` instead of ending all."""
     for _, gpu, _ in groups:  # an unknown profile is a usage error before anything starts
         if gpu is not None:
             gpus.choose(gpu)
@@ -92,7 +93,7 @@ def resolve(groups, timeout, err, noun, again=None):
                 if result.status == "unshared":
                     out.append((result, None))
                     continue
-                outcome = analysis(result)
+                outcome = _analysis(result, tolerant)
                 redo = again(plan, result, outcome) if again else None
                 if redo is not None:
                     [result] = session.run([redo])
@@ -246,6 +247,15 @@ def edited_command(target, args):
     """The command as typed, with the target's arguments replaced by ``args``."""
     head = target.command[:len(target.command) - len(target.args)] if target.args else list(target.command)
     return list(head) + list(args)
+
+
+def _analysis(result, tolerant):
+    try:
+        return analysis(result)
+    except FlagtraceError as exc:
+        if not tolerant:
+            raise
+        return {"status": "refused", "message": exc.message}
 
 
 def analysis(result):

@@ -113,6 +113,11 @@ class FrameworkAdapter:
         first, last = importlib.import_module("flagtrace.probe.adapters." + self.name).supported_range()
         return Recipe(framework=self.name, first=first, last=last, scripts=tuple(self.scripts), **self.release_env)
 
+    def flag_table(self):
+        """The framework's flag history (adapters/flag_history.History) or None: which option strings each
+        release accepts (deployment manifests are checked against it)."""
+        return None
+
     def field_aliases(self):
         """{old field name: its name in the newest release} for fields renamed between releases."""
         return {}

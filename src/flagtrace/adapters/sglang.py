@@ -28,6 +28,11 @@ class SGLangAdapter(FrameworkAdapter):
     def check(self, args):
         check_model_path(args)
 
+    def flag_table(self):
+        from .sglang_flags import HISTORY
+
+        return HISTORY
+
     def translate(self, args, version):
         return translate_flags(args, version)
 

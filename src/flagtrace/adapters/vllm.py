@@ -27,6 +27,9 @@ class VLLMAdapter(FrameworkAdapter):
     def check(self, args):
         check_model(args)
 
+    def flag_table(self):
+        return HISTORY
+
 
 def _positional_model(args):
     """``vllm serve MODEL ...``: the model is the word after ``serve``."""

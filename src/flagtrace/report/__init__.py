@@ -17,6 +17,7 @@ REPORTERS = {
     "matrix": {"terminal": "matrix:terminal", "json": "jsonreport:render", "csv": "matrix:csv",
                "markdown": "matrix:markdown"},
     "fix": {"terminal": "fix:terminal", "json": "jsonreport:render", "markdown": "fix:markdown"},
+    "gate": {"terminal": "gate:terminal", "json": "jsonreport:render", "markdown": "gate:markdown"},
 }
 KINDS = {"explain": "analysis", "why": "analysis", "check": "analysis"}  # other verbs: their own kind
 FORMATS = tuple(REPORTERS["analysis"])

@@ -70,6 +70,11 @@ class MarkdownReport:
         for line in a.get("inputs") or []:
             self.w()
             self.w("> model: %s" % plain(line))
+        from .terminal import deployment_lines
+
+        for line in deployment_lines(a.get("deployment")):
+            self.w()
+            self.w("> %s" % plain(line.strip()))
         for note in a.get("notes", []):
             self.w()
             self.w("> note: %s" % plain(note))

@@ -138,6 +138,8 @@ class TerminalReport:
             self.p("  object       %s%s" % (escape(a["object"]), escape(stop)))
         for i, line in enumerate(a.get("inputs") or []):
             self.p("  %s %s" % ("model       " if i == 0 else "            ", escape(line)))
+        for line in deployment_lines(a.get("deployment")):
+            self.p("  %s" % escape(line))
         sim = a.get("simulation")
         if sim:
             self.p("  simulated    %s" % escape(sim.get("describe", "")))
@@ -452,6 +454,42 @@ def console_for(sink, options):
     color = False if (options.get("no_color") or not sink.isatty()) else None
     return Console(file=sink, width=options.get("width") or (None if sink.isatty() else 100), highlight=False,
                    no_color=color is False, color_system=None if color is False else "auto", soft_wrap=False)
+
+
+def deployment_lines(deployment):
+    """The deployment a command came from (-f), and what its layers did, in lines (shared with Markdown)."""
+    if not deployment:
+        return []
+    image = " · image %s%s" % (deployment["image"], " → " + deployment["release"] if deployment.get("release") else "") \
+        if deployment.get("image") else ""
+    lines = ["deployed     %s: %s%s" % (deployment["source"], deployment["name"], image)]
+    lines += ["             %s" % note for note in deployment.get("notes", [])]
+    lines += ["  from       %s: %s" % (origin, " ".join(words)) for origin, words in _runs(deployment.get("tokens", []))]
+    lines += ["  ! %-9s %s" % (f["kind"], f["message"]) for f in deployment.get("findings", [])]
+    return lines
+
+
+def _runs(tokens):
+    """[(origin, words)]: consecutive tokens of one origin together, and of consecutive lines of one file as
+    one origin with a line range (args (x.yaml:13-17))."""
+    import re
+
+    out = []  # [prefix, first line, last line, suffix, words] or [origin, None, None, None, words]
+    for token in tokens:
+        m = re.match(r"^(.*\(\S+:)(\d+)(\).*)$", token["origin"])
+        last = out[-1] if out else None
+        if m and last and last[1] is not None and (last[0], last[3]) == (m.group(1), m.group(3)) \
+                and int(m.group(2)) in (last[2], last[2] + 1):
+            last[2] = int(m.group(2))
+            last[4].append(token["text"])
+        elif not m and last and last[1] is None and last[0] == token["origin"]:
+            last[4].append(token["text"])
+        elif m:
+            out.append([m.group(1), int(m.group(2)), int(m.group(2)), m.group(3), [token["text"]]])
+        else:
+            out.append([token["origin"], None, None, None, [token["text"]]])
+    return [(r[0] if r[1] is None else "%s%d%s%s" % (r[0], r[1], "" if r[1] == r[2] else "-%d" % r[2], r[3]),
+             " ".join(r[4])) for r in out]
 
 
 def render_doc(doc, sink, options):

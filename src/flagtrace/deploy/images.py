@@ -1,0 +1,77 @@
+"""Image families (data/images.toml): which framework an image runs, its entrypoint (by release), and the
+release its tag names (``vllm/vllm-openai:v0.33.0`` -> vllm==0.33.0; ``:latest`` -> the newest release
+flagtrace ships pins for, said so)."""
+import functools
+import os
+import re
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "images.toml")
+
+
+@functools.lru_cache(maxsize=1)
+def _data():
+    with open(DATA, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def families():
+    return _data()["image"]
+
+
+def wrappers():
+    """{module: what it is and why flagtrace does not follow it} (``python -m MODULE``)."""
+    return _data().get("wrappers", {})
+
+
+def family(image):
+    """(repository, its table) for an image reference (registry and tag aside), or (repository, None)."""
+    repo = image.split("@", 1)[0]
+    if ":" in repo.rsplit("/", 1)[-1]:
+        repo = repo.rsplit(":", 1)[0]
+    for name, table in families().items():
+        if repo == name or repo.endswith("/" + name) or any(repo == a or repo.endswith("/" + a)
+                                                             for a in table.get("aliases", [])):
+            return name, table
+    return repo, None
+
+
+def tag_of(image):
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else "latest"
+
+
+def release_of(image):
+    """(NAME==VERSION or "", a note for the report or "") for an image reference."""
+    from ..envs.pinlib import shipped, vkey
+
+    name, table = family(image)
+    if table is None:
+        return "", ""
+    framework, tag = table["framework"], tag_of(image)
+    m = re.match(table.get("tag", r"^v?(\d+\.\d+\.\d+(?:\.post\d+)?)"), tag)
+    if m:
+        return "%s==%s" % (framework, m.group(1)), ""
+    newest = shipped(framework)[-1]
+    return ("%s==%s" % (framework, newest),
+            "%s:%s names no release; taken as %s %s, the newest flagtrace knows (give --release to choose)"
+            % (name, tag, framework, newest))
+
+
+def entrypoint(image, release):
+    """The image's ENTRYPOINT + CMD words for a release ("" none known), and where that comes from."""
+    from ..envs.pinlib import vkey
+
+    name, table = family(image)
+    if table is None:
+        return [], ""
+    version = release.split("==", 1)[1] if release else ""
+    chosen = table.get("entrypoint", [])
+    for since, words in sorted(table.get("entrypoint_since", {}).items(), key=lambda kv: vkey(kv[0])):
+        if version and vkey(version) >= vkey(since):
+            chosen = words
+    return list(chosen), "%s image entrypoint" % name

@@ -1,0 +1,165 @@
+"""Kubernetes objects as launch commands: the containers of every pod template (Pod, Deployment,
+StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, LeaderWorkerSet leader and worker, KServe InferenceService
+predictor and ServingRuntime, a List of them), each container's command and args with ``$(VAR)`` expanded
+from its env as the kubelet does, the GPU count from resources.limits, and a ``bash -c`` script's framework
+command (shell.py). A value only the cluster knows (``valueFrom``) is a named placeholder, never read."""
+import os
+
+from ..exitcodes import ExitCode, FlagtraceError
+from . import images, shell
+from .launch import Launch, Token, recognise
+
+GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
+
+
+class Line(str):
+    """A string from the YAML with the line it stands on (1-based)."""
+    line = 0
+
+
+def load_documents(text, source):
+    """Every YAML document of the text, strings carrying their line; one line on a parse error."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def scalar(loader, node):
+        value = Line(loader.construct_scalar(node))
+        value.line = node.start_mark.line + 1
+        return value
+
+    Loader.add_constructor("tag:yaml.org,2002:str", scalar)
+    try:
+        return [d for d in yaml.load_all(text, Loader=Loader) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = " line %d" % (mark.line + 1) if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FlagtraceError("-f %s:%s is not valid YAML: %s" % (source, where, problem), ExitCode.USAGE)
+
+
+def _templates(obj):
+    """(name, pod spec) of every pod template in one object."""
+    kind, meta, spec = obj.get("kind", ""), obj.get("metadata") or {}, obj.get("spec") or {}
+    name = "%s/%s" % (kind, meta.get("name", "?"))
+    if kind == "List":
+        for item in obj.get("items") or []:
+            yield from _templates(item)
+    elif kind == "Pod":
+        yield name, spec
+    elif kind == "CronJob":
+        yield name, ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {})
+    elif kind == "LeaderWorkerSet":
+        lwt = spec.get("leaderWorkerTemplate") or {}
+        for part in ("leaderTemplate", "workerTemplate"):
+            if lwt.get(part):
+                yield "%s %s" % (name, part[:-len("Template")]), lwt[part].get("spec") or {}
+    elif kind == "InferenceService":
+        for part in ("predictor", "transformer", "explainer"):
+            section = spec.get(part) or {}
+            model = section.get("model")
+            if model:  # the runtime's container with the model's args (KServe merges them)
+                container = dict(model, name=model.get("name") or "kserve-container")
+                yield "%s %s" % (name, part), {"containers": [container]}
+            elif section.get("containers"):
+                yield "%s %s" % (name, part), section
+    elif kind in ("ServingRuntime", "ClusterServingRuntime"):
+        yield name, spec
+    elif isinstance(spec.get("template"), dict):  # Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, ...
+        yield name, spec["template"].get("spec") or {}
+
+
+def read_objects(documents, source):
+    launches = []
+    for doc in documents:
+        if not isinstance(doc, dict):
+            raise FlagtraceError("-f %s: a YAML document that is not a mapping (%s)" % (source, type(doc).__name__),
+                                 ExitCode.USAGE)
+        for name, pod in _templates(doc):
+            for container in list(pod.get("initContainers") or []) + list(pod.get("containers") or []):
+                launch = _container(source, name, container)
+                if launch is not None:
+                    launches.append(launch)
+    return launches
+
+
+def _where(source, value):
+    return "%s:%d" % (os.path.basename(source), value.line) if getattr(value, "line", 0) else os.path.basename(source)
+
+
+def _env(container, source):
+    """name -> value; a valueFrom is a placeholder that says where the cluster takes it from."""
+    env = {}
+    for item in container.get("env") or []:
+        name = item.get("name")
+        if not name:
+            continue
+        if "value" in item:
+            env[name] = expand(str(item["value"]), env)[0]
+        elif "valueFrom" in item:
+            ref = item["valueFrom"] or {}
+            kind = next(iter(ref), "valueFrom")
+            target = ref.get(kind) or {}
+            env[name] = "<%s %s>" % (kind, "/".join(str(target.get(k)) for k in ("name", "key", "fieldPath",
+                                                                                 "resource") if target.get(k)))
+        else:
+            env[name] = ""
+    return env
+
+
+def expand(text, env):
+    """``$(VAR)`` replaced from env as the kubelet does (``$$`` is a literal ``$``; an unknown name stays as
+    typed): (text, [the names expanded])."""
+    out, used, i = [], [], 0
+    while i < len(text):
+        if text.startswith("$$", i):
+            out.append("$")
+            i += 2
+        elif text.startswith("$(", i) and ")" in text[i:]:
+            end = text.index(")", i)
+            name = text[i + 2:end]
+            if name in env:
+                out.append(env[name])
+                used.append(name)
+            else:
+                out.append(text[i:end + 1])
+            i = end + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out), used
+
+
+def _container(source, owner, container):
+    image = str(container.get("image") or "")
+    env = _env(container, source)
+    command, args = list(container.get("command") or []), list(container.get("args") or [])
+    release, note = images.release_of(image) if image else ("", "")
+    tokens = []
+    if not command:
+        words, where = images.entrypoint(image, release)
+        tokens += [Token(w, where) for w in words]
+    for part, values in (("command", command), ("args", args)):
+        for value in values:
+            text, used = expand(str(value), env)
+            origin = "%s (%s)" % (part, _where(source, value))
+            if used:
+                origin += ", $(%s) from env" % ", ".join(used)
+            tokens.append(Token(text, origin))
+    tokens = shell.unwrap(tokens, env) or tokens
+    framework = recognise([t.text for t in tokens])
+    wrapper = shell.wrapper_of([t.text for t in tokens])
+    if not framework and not wrapper:
+        return None
+    limits = (container.get("resources") or {}).get("limits") or {}
+    gpus, vendor = 0, ""
+    for resource, who in GPU_RESOURCES.items():
+        if resource in limits:
+            try:
+                gpus, vendor = int(str(limits[resource])), who
+            except ValueError:
+                pass
+    name = "%s container %s" % (owner, container.get("name", "?"))
+    return Launch(source=source, name=name, tokens=tokens, env=env, image=image, gpus=gpus, gpu_vendor=vendor,
+                  release=release, notes=[note] if note else [], framework=framework, wrapper=wrapper)

@@ -1,0 +1,42 @@
+"""``check -f`` over many launch commands: a row per command (terminal, Markdown; JSON is the document)."""
+
+STATUS = {"resolved": "ok", "error": "ERROR", "failed": "FAILED", "input": "INPUT", "unsupported": "skipped"}
+
+
+def _cells(row):
+    findings = (row.get("deployment") or {}).get("findings") or []
+    said = []
+    if row.get("overridden"):
+        said.append("overridden: " + ", ".join(row["overridden"]))
+    said += [f["message"] for f in findings]
+    if row.get("message"):
+        said.append(row["message"])
+    return STATUS.get(row["status"], row["status"]), row.get("release") or "-", said
+
+
+def terminal(doc, sink, options):
+    w = sink.write
+    for row in doc["rows"]:
+        status, release, said = _cells(row)
+        w("%-8s %s  [%s, exit %s]\n" % (status, "%s: %s" % (row["source"], row["name"]), release, row.get("exit", 0)))
+        for line in said:
+            w("         - %s\n" % line)
+    s = doc["summary"]
+    w("\n%d command%s: %d resolved, %d raised, %d could not run, %d bad input, %d skipped (wrapper)\n" % (
+        len(doc["rows"]), "" if len(doc["rows"]) == 1 else "s", s["resolved"], s["error"], s["failed"], s["input"],
+        s["unsupported"]))
+
+
+def markdown(doc, sink, options):
+    w = sink.write
+    w("### flagtrace check: %d launch command%s\n\n" % (len(doc["rows"]), "" if len(doc["rows"]) == 1 else "s"))
+    w("| status | command | release | exit | findings |\n|---|---|---|---|---|\n")
+    for row in doc["rows"]:
+        status, release, said = _cells(row)
+        cell = "<br>".join(_escape(s) for s in said) or ""
+        w("| %s | `%s`: %s | %s | %s | %s |\n" % (status, _escape(row["source"]), _escape(row["name"]), release,
+                                                 row.get("exit", 0), cell))
+
+
+def _escape(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
