@@ -85,7 +85,14 @@ def build_parser():
     p = sub.add_parser("check", help="exit 1 unless every --expect holds (and, with --strict, nothing "
                                       "explicit was overridden)")
     p.add_argument("--expect", action="append", default=[], metavar="FIELD=VALUE")
+    p.add_argument("--lock", metavar="LOCK", help="with -f: fail (exit 1) on any field whose value drifted from "
+                   "the lock file flagtrace lock wrote, and say what set the new value")
     _common(p, "check")
+    p = sub.add_parser("lock", help="with -f: write each deployment command's resolved values (check --lock "
+                                     "compares against them)")
+    from .deploycmd import add_lock_arguments
+
+    add_lock_arguments(p)
     p = sub.add_parser("diff", help="the same command on two GPUs, or with a flag or variable changed: "
                                      "the fields that differ and why")
     from .diffcmd import add_arguments as diff_arguments
@@ -209,13 +216,16 @@ def run(argv, out, err):
         return run_env(opts, out, err)
     reporters.check_writable(getattr(opts, "output", None), getattr(opts, "save_trace", None))
     launch = None
+    if opts.verb == "lock":
+        from .deploycmd import run_lock
+
+        return run_lock(opts, asked_of(opts), out, err)
     if getattr(opts, "file", None):
         if command:
             raise FlagtraceError("give -f FILE or a command after --, not both", ExitCode.USAGE)
         from . import deploycmd
 
-        if opts.verb == "check" and getattr(opts, "container", None) is None and (
-                len(opts.file) > 1 or len(deploycmd.launches(opts)) > 1):
+        if opts.verb == "check" and (opts.lock or len(opts.file) > 1 or len(deploycmd.launches(opts)) > 1):
             return deploycmd.run_gate(opts, asked_of(opts), out, err)
         launch = deploycmd.one_launch(opts)
         deploycmd.refuse_wrapper(launch)

@@ -11,6 +11,29 @@ from .exitcodes import ExitCode, FlagtraceError
 GATE_SCHEMA = "flagtrace/gate@1"
 
 
+def add_lock_arguments(p):
+    """``flagtrace lock -f FILE... [-o LOCK]``: each command's resolved values, for check --lock."""
+    add_file_options(p)
+    p.add_argument("-o", "--output", default="flagtrace.lock.json", metavar="LOCK",
+                   help="the lock file to write (default %(default)s)")
+    p.add_argument("--gpu", metavar="NAME[xCOUNT]", help="simulate this GPU (the count from each manifest where "
+                   "only the type is given)")
+    p.add_argument("--python", metavar="PATH", help="an interpreter that stands for every image's")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS")
+    from .envcmd import add_release_option
+    from .modelconfigs import add_model_options
+
+    add_release_option(p)
+    add_model_options(p)
+
+
+def run_lock(opts, asked, out, err):
+    if not opts.file:
+        raise FlagtraceError("lock: name the manifests with -f FILE|DIR|-", ExitCode.USAGE)
+    opts.format, path, opts.output = "terminal", opts.output, None
+    return run_gate(opts, asked, out, err, lock_out=path)
+
+
 def add_file_options(p):
     p.add_argument("-f", "--file", action="append", default=[], metavar="FILE|DIR|-",
                    help="read the launch command from a Kubernetes manifest (helm template output too), a docker "
@@ -99,79 +122,166 @@ def deployment_doc(launch, adapter, version):
             "env": sorted(launch.env), "findings": findings(launch, adapter, version) if version else []}
 
 
-def run_gate(opts, asked, out, err):
-    """``check -f``: every launch explained, a row each."""
+def resolve_all(opts, asked, err, twice=False):
+    """Every launch of the -f files resolved: [(row, Launch or None, analysis or None, again or None)]; those
+    sharing an interpreter, entry point and GPU share one import. ``twice``: each is resolved a second time in
+    the same import (``again``), so that a lock leaves out what differs between two runs (a random seed)."""
     from . import whatif
-    from . import report as reporters
-    from .adapters import ADAPTERS
-    from .analysis import verdict
-    from .analysis.expect import evaluate_expectations
     from .launch.command import parse_command
     from .launch.variants import Variant
 
     items = launches(opts)
     pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err)
-    groups, keys, rows = {}, [], []
+    groups, keys, out = {}, [], []
     for launch in items:
         row = {"source": launch.source, "name": launch.name, "image": launch.image, "release": launch.release}
-        rows.append(row)
+        slot = None
         if launch.wrapper:
             row.update(status="unsupported", exit=0, message="runs %s: not followed" % launch.wrapper)
-            continue
-        try:
-            command = command_of(launch, opts.python, pythons.get(opts.release[0] if opts.release else launch.release))
-            gpu = gpu_spec(launch, opts.gpu)
-            target = parse_command(command)
-            key = (target.interpreter, target.mode, target.target, gpu)
-            if key not in groups:
-                groups[key] = (whatif.plan(command, asked, "check -f DIR"), gpu, [])
-                keys.append(key)
-            plan = groups[key][0]
-            args, _ = plan.adapter.substitute_models(list(target.args), asked)
-            groups[key][2].append(Variant(args, dict(launch.env), label=launch.describe()))
-            row["_launch"], row["_key"] = launch, key
-        except FlagtraceError as exc:
-            row.update(status="input", exit=int(exc.code), message=exc.message)
+        else:
+            try:
+                command = command_of(launch, opts.python, pythons.get(opts.release[0] if opts.release else
+                                                                      launch.release))
+                gpu = gpu_spec(launch, opts.gpu)
+                target = parse_command(command)
+                key = (target.interpreter, target.mode, target.target, gpu)
+                if key not in groups:
+                    groups[key] = (whatif.plan(command, asked, "check -f DIR"), gpu, [])
+                    keys.append(key)
+                args, _ = groups[key][0].adapter.substitute_models(list(target.args), asked)
+                variants = groups[key][2]
+                slot = (key, len(variants))
+                variants.append(Variant(args, dict(launch.env), label=launch.describe()))
+                if twice:
+                    variants.append(Variant(args, dict(launch.env), label=launch.describe() + " (again)"))
+            except FlagtraceError as exc:
+                row.update(status="input", exit=int(exc.code), message=exc.message)
+        out.append([row, launch, slot])
     resolved = whatif.resolve([groups[k] for k in keys], opts.timeout, err, "commands", tolerant=True) if keys else []
-    by_label = {}
-    for (plan, _, variants), chunk in zip((groups[k] for k in keys), _chunks(resolved, [len(groups[k][2]) for k in keys])):
-        for variant, pair in zip(variants, chunk):
-            by_label[variant.label] = (plan, pair)
-    worst = ExitCode.OK
-    adapters = {a.name: a() for a in ADAPTERS}
-    for row in rows:
-        launch = row.pop("_launch", None)
-        row.pop("_key", None)
-        if launch is None:
-            worst = max(worst, row["exit"]) if row.get("exit") else worst
+    by_slot, i = {}, 0
+    for key in keys:
+        for position in range(len(groups[key][2])):
+            by_slot[(key, position)] = (groups[key][0], resolved[i])
+            i += 1
+    done = []
+    for row, launch, slot in out:
+        if slot is None:
+            done.append((row, None, None, None, None))
             continue
-        plan, (result, analysis) = by_label[launch.describe()]
+        plan, (result, analysis) = by_slot[slot]
+        again = by_slot[(slot[0], slot[1] + 1)][1][1] if twice else None
+        done.append((row, launch, plan, (result, analysis), again))
+    return done
+
+
+def run_gate(opts, asked, out, err, lock_out=None):
+    """``check -f`` (and ``lock``): a row per launch; ``--lock FILE`` adds the fields that drifted from it."""
+    from . import report as reporters
+    from .adapters import ADAPTERS
+    from .analysis import verdict
+    from .analysis.expect import evaluate_expectations
+
+    locked = _read_lock(opts.lock) if getattr(opts, "lock", None) else None
+    worst, rows, entries = ExitCode.OK, [], {}
+    adapters = {a.name: a() for a in ADAPTERS}
+    for row, launch, plan, pair, again in resolve_all(opts, asked, err, twice=lock_out is not None):
+        rows.append(row)
+        if launch is None:
+            worst = max(worst, ExitCode(row["exit"]))
+            continue
+        result, analysis = pair
         version = ((analysis or {}).get("adapter") or {}).get("version")
         row["deployment"] = deployment_doc(launch, adapters.get(plan.adapter.name), version)
         if analysis is None or analysis.get("status") == "refused":
             row.update(status="failed", exit=int(ExitCode.CANNOT_RUN),
                        message=(analysis or {}).get("message") or result.why or "did not run")
         else:
-            failed = sum(1 for r in evaluate_expectations(analysis, opts.expect) if not r[3])
-            code = verdict.exit_code(analysis, opts.strict, failed)
+            failed = sum(1 for r in evaluate_expectations(analysis, getattr(opts, "expect", [])) if not r[3])
+            code = verdict.exit_code(analysis, getattr(opts, "strict", False), failed)
             error = analysis.get("error")
             row.update(status="error" if error else "resolved", exit=int(code),
                        overridden=[f["field"] for f in analysis.get("fields", []) if f.get("verdict") == "overridden"],
                        message=_error_line(error, analysis) if error else "")
+            if lock_out is not None and not error:
+                entries[launch.describe()] = _lock_entry(launch, analysis, again)
+            if locked is not None:
+                drift = _drift(locked.get(launch.describe()), analysis)
+                if drift:
+                    row["drift"] = drift
+                    row["exit"] = max(row["exit"], int(ExitCode.OVERRIDDEN))
         worst = max(worst, ExitCode(row["exit"]))
     doc = {"schema": GATE_SCHEMA, "files": opts.file, "rows": rows,
            "summary": {k: sum(1 for r in rows if r["status"] == k)
                        for k in ("resolved", "error", "failed", "input", "unsupported")}}
-    with reporters.output(opts.output, out) as sink:
+    if lock_out is not None:
+        _write_lock(lock_out, entries)
+        err.write("flagtrace: wrote %s: %d command%s\n" % (lock_out, len(entries), "" if len(entries) == 1 else "s"))
+    with reporters.output(getattr(opts, "output", None), out) as sink:
         reporters.render(opts.format, doc, sink, {"verb": "gate"})
     return worst
 
 
-def _chunks(items, sizes):
-    out, i = [], 0
-    for size in sizes:
-        out.append(items[i:i + size])
-        i += size
+LOCK_SCHEMA = "flagtrace/lock@1"
+
+
+def _values(analysis):
+    return {f["field"]: f["final"]["repr"] for f in analysis.get("fields", [])}
+
+
+def _lock_entry(launch, analysis, again):
+    values = _values(analysis)
+    unstable = sorted(k for k, v in _values(again or {}).items() if values.get(k) != v) if again and \
+        again.get("status") != "refused" else []
+    adapter = analysis.get("adapter") or {}
+    return {"release": "%s==%s" % (adapter.get("name"), adapter.get("version")), "image": launch.image,
+            "values": {k: v for k, v in sorted(values.items()) if k not in unstable}, "unstable": unstable}
+
+
+def _write_lock(path, entries):
+    import json
+
+    from .cachefiles import write_whole
+
+    doc = {"schema": LOCK_SCHEMA, "commands": entries}
+    write_whole(path, lambda fh: (json.dump(doc, fh, indent=1, sort_keys=True), fh.write("\n")))
+
+
+def _read_lock(path):
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise FlagtraceError("--lock %s: cannot read it: %s" % (path, exc), ExitCode.USAGE)
+    if not isinstance(doc, dict) or doc.get("schema") != LOCK_SCHEMA:
+        raise FlagtraceError("--lock %s: not a flagtrace lock file (%s; write one with flagtrace lock -f ...)"
+                             % (path, LOCK_SCHEMA), ExitCode.USAGE)
+    return doc.get("commands") or {}
+
+
+def _drift(entry, analysis):
+    """[{field, locked, now, by}] for each field whose final value is not the locked one (a field new or gone
+    too); ``by``: the code that set the new value, where it was changed."""
+    if entry is None:
+        return [{"field": "(command)", "locked": None, "now": "not in the lock file", "by": ""}]
+    now = _values(analysis)
+    fields = {f["field"]: f for f in analysis.get("fields", [])}
+    out = []
+    for name in sorted(set(entry["values"]) | (set(now) - set(entry.get("unstable", [])))):
+        if name in entry.get("unstable", []) or entry["values"].get(name) == now.get(name):
+            continue
+        field = fields.get(name) or {}
+        change = field.get("changes") or []
+        requested = (field.get("requested") or {}).get("option")
+        if field.get("verdict") == "honoured" and requested:
+            by = "asked for with %s" % requested
+        elif change:
+            by = "%s (%s:%s)" % (change[-1].get("func"), os.path.basename(change[-1].get("file") or "?"),
+                                 change[-1].get("line"))
+        else:
+            by = {"default": "its default", None: "gone from this release"}.get(field.get("verdict"), field.get("verdict"))
+        out.append({"field": name, "locked": entry["values"].get(name), "now": now.get(name), "by": by})
     return out
 
 

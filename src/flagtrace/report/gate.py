@@ -9,9 +9,12 @@ def _cells(row):
     if row.get("overridden"):
         said.append("overridden: " + ", ".join(row["overridden"]))
     said += [f["message"] for f in findings]
+    said += ["drift: %s %s → %s%s" % (d["field"], d["locked"], d["now"], " (%s)" % d["by"] if d["by"] else "")
+             for d in row.get("drift") or []]
     if row.get("message"):
         said.append(row["message"])
-    return STATUS.get(row["status"], row["status"]), row.get("release") or "-", said
+    status = "DRIFT" if row.get("drift") and row["status"] == "resolved" else STATUS.get(row["status"], row["status"])
+    return status, row.get("release") or "-", said
 
 
 def terminal(doc, sink, options):
