@@ -118,6 +118,10 @@ class FrameworkAdapter:
         release accepts (deployment manifests are checked against it)."""
         return None
 
+    def option_name(self, word):
+        """The option name the framework's parser looks up for a word of the command line (``--x=v`` -> ``--x``)."""
+        return word.split("=", 1)[0]
+
     def field_aliases(self):
         """{old field name: its name in the newest release} for fields renamed between releases."""
         return {}

@@ -30,6 +30,9 @@ class VLLMAdapter(FrameworkAdapter):
     def flag_table(self):
         return HISTORY
 
+    def option_name(self, word):
+        return _argparse_name(word)
+
 
 def _positional_model(args):
     """``vllm serve MODEL ...``: the model is the word after ``serve``."""

@@ -23,6 +23,17 @@ def families():
     return _data()["image"]
 
 
+def wrapper_image(image, container):
+    """In words, the wrapper a container runs by its image or its KServe model format ("" none)."""
+    fmt = ((container.get("modelFormat") or {}).get("name") or "") if isinstance(container, dict) else ""
+    data = _data()
+    if fmt and fmt in data.get("model_formats", {}):
+        return data["wrappers"][data["model_formats"][fmt]]
+    repo = image.split("@", 1)[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image.split("@", 1)[0]
+    module = data.get("wrapper_images", {}).get(repo.rsplit("/", 1)[-1])
+    return data["wrappers"][module] if module else ""
+
+
 def wrappers():
     """{module: what it is and why flagtrace does not follow it} (``python -m MODULE``)."""
     return _data().get("wrappers", {})

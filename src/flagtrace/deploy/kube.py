@@ -39,35 +39,43 @@ def load_documents(text, source):
         raise FlagtraceError("-f %s:%s is not valid YAML: %s" % (source, where, problem), ExitCode.USAGE)
 
 
+_QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate")  # path keys that say nothing
+
+
 def _templates(obj):
-    """(name, pod spec) of every pod template in one object."""
-    kind, meta, spec = obj.get("kind", ""), obj.get("metadata") or {}, obj.get("spec") or {}
-    name = "%s/%s" % (kind, meta.get("name", "?"))
-    if kind == "List":
+    """(name, pod spec) of every pod template in one object, wherever the object's kind keeps it: a walk for
+    mappings with a ``containers`` list (Pod, Deployment, StatefulSet, Job, CronJob, LeaderWorkerSet leader and
+    worker, ServingRuntime, operators' CRDs: llm-d's DisaggregatedSet roles, ...), Dynamo's ``mainContainer``
+    and a KServe predictor's ``model`` (the runtime's container with the model's args and env)."""
+    if obj.get("kind") == "List":
         for item in obj.get("items") or []:
             yield from _templates(item)
-    elif kind == "Pod":
-        yield name, spec
-    elif kind == "CronJob":
-        yield name, ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {})
-    elif kind == "LeaderWorkerSet":
-        lwt = spec.get("leaderWorkerTemplate") or {}
-        for part in ("leaderTemplate", "workerTemplate"):
-            if lwt.get(part):
-                yield "%s %s" % (name, part[:-len("Template")]), lwt[part].get("spec") or {}
-    elif kind == "InferenceService":
-        for part in ("predictor", "transformer", "explainer"):
-            section = spec.get(part) or {}
-            model = section.get("model")
-            if model:  # the runtime's container with the model's args (KServe merges them)
-                container = dict(model, name=model.get("name") or "kserve-container")
-                yield "%s %s" % (name, part), {"containers": [container]}
-            elif section.get("containers"):
-                yield "%s %s" % (name, part), section
-    elif kind in ("ServingRuntime", "ClusterServingRuntime"):
-        yield name, spec
-    elif isinstance(spec.get("template"), dict):  # Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, ...
-        yield name, spec["template"].get("spec") or {}
+        return
+    owner = "%s/%s" % (obj.get("kind", "?"), (obj.get("metadata") or {}).get("name", "?"))
+    for path, pod in _walk(obj.get("spec") or {}, []):
+        where = " ".join(p for p in path if p not in _QUIET)
+        yield ("%s %s" % (owner, where)).strip(), pod
+
+
+def _walk(node, path):
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            name = item.get("name") if isinstance(item, dict) else None
+            yield from _walk(item, path + [str(name) if name else "[%d]" % i])
+    elif isinstance(node, dict):
+        if isinstance(node.get("containers"), list) and any(isinstance(c, dict) for c in node["containers"]):
+            yield path, node
+            return
+        if isinstance(node.get("mainContainer"), dict):
+            yield path, {"containers": [dict(node["mainContainer"], name=node["mainContainer"].get("name", "main"))]}
+            return
+        if isinstance(node.get("model"), dict) and "modelFormat" in node["model"]:
+            yield path, {"containers": [dict(node["model"], name=node["model"].get("name") or "kserve-container")]}
+            return
+        for key, value in node.items():
+            if key.endswith("Template") and key not in _QUIET:
+                key = key[:-len("Template")]
+            yield from _walk(value, path + [key])
 
 
 def read_objects(documents, source):
@@ -149,7 +157,7 @@ def _container(source, owner, container):
             tokens.append(Token(text, origin))
     tokens = shell.unwrap(tokens, env) or tokens
     framework = recognise([t.text for t in tokens])
-    wrapper = shell.wrapper_of([t.text for t in tokens])
+    wrapper = shell.wrapper_of([t.text for t in tokens]) or images.wrapper_image(image, container)
     if not framework and not wrapper:
         return None
     limits = (container.get("resources") or {}).get("limits") or {}

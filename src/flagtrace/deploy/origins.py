@@ -6,14 +6,15 @@ it, or a wrapper's parse_known_args drops it), and one accepted only as an abbre
 from ..adapters.flag_history import present
 
 
-def _options(tokens):
-    """[(index, option name, value or None)] of the tokens after the entry point."""
+def _options(tokens, option_name):
+    """[(index, option name as the parser looks it up, value or None)] of the tokens after the entry point."""
     out = []
     for i, token in enumerate(tokens):
         text = token.text
         if not text.startswith("--") or text == "--":
             continue
-        name, eq, value = text.partition("=")
+        _, eq, value = text.partition("=")
+        name = option_name(text)
         if not eq:
             nxt = tokens[i + 1].text if i + 1 < len(tokens) else None
             value = nxt if nxt is not None and not nxt.startswith("-") else None
@@ -23,11 +24,16 @@ def _options(tokens):
 
 def findings(launch, adapter, version):
     """[{kind, option, message, tokens: [{text, origin}]}] for the launch's command on this release."""
+    from ..adapters.flag_history import version_key
+
     table = adapter.flag_table() if adapter is not None else None
-    flags = table.flags() if table is not None else {}
-    out = []
+    known = table.releases() if table is not None else []
+    inside = bool(known) and version_key(known[0]) <= (version_key(version) or (0,)) <= version_key(known[-1]) + (9,)
+    flags = table.flags() if table is not None and inside else {}  # a release the table does not cover: no claims
+    out = _entrypoint(launch)
     groups = {}  # canonical option -> [(index, name, value)]
-    for index, name, value in _options(launch.tokens):
+    option_name = adapter.option_name if adapter is not None else (lambda w: w.split("=", 1)[0])
+    for index, name, value in _options(launch.tokens, option_name):
         record = flags.get(name)
         known = record is not None and present(record, version) is not False
         canonical = name
@@ -59,6 +65,19 @@ def findings(launch, adapter, version):
                             "%s is given %d times: %s; the parser keeps the last, %s%s" % (
                                 canonical, len(seen), "; ".join(parts), name, " " + value if value is not None else "")))
     return out
+
+
+def _entrypoint(launch):
+    """The image's entrypoint runs first: a shell the args name (``IMAGE bash -lc '...'``) becomes its argument."""
+    entry = [t for t in launch.tokens if t.origin.endswith("image entrypoint")]
+    rest = launch.tokens[len(entry):]
+    if entry and rest and rest[0].text.rsplit("/", 1)[-1] in ("bash", "sh", "dash", "zsh"):
+        return [_finding("entrypoint", rest[0].text, entry + rest[:1],
+                         "the image's entrypoint %s runs first and gets %s %s as its arguments (a script for a shell "
+                         "needs --entrypoint %s, or command: in Kubernetes)" % (
+                             " ".join(t.text for t in entry), rest[0].text, "..." if len(rest) > 1 else "",
+                             rest[0].text))]
+    return []
 
 
 def _finding(kind, option, tokens, message):

@@ -1,0 +1,169 @@
+"""Deployment artifacts read as launch commands (flagtrace/deploy/): real public manifests, compose files and
+docker run lines (tests/manifests/, sources in SOURCES.md), each framework container one launch with its
+argv, env, GPU count, release from the image tag and each token's origin; what the deployment layers did,
+checked against the release's flag table. Nothing runs here (tests/frameworks/test_deploy_explain.py does)."""
+import os
+
+import pytest
+
+from ft_support import ROOT, run_sub
+from test_bad_input import assert_clear_error
+
+from flagtrace.adapters.sglang import SGLangAdapter
+from flagtrace.adapters.vllm import VLLMAdapter
+from flagtrace.deploy.kube import expand
+from flagtrace.deploy.launch import read_paths, read_text
+from flagtrace.deploy.origins import findings
+from flagtrace.envs.pinlib import shipped
+from flagtrace.exitcodes import ExitCode
+
+MANIFESTS = os.path.join(ROOT, "tests", "manifests")
+
+
+def launches(name):
+    [(_, found)] = read_paths([os.path.join(MANIFESTS, name)])
+    return found
+
+
+def origin(launch, text):
+    return next(t.origin for t in launch.tokens if t.text == text)
+
+
+def test_the_production_stack_chart_as_rendered():
+    [vllm] = launches("vllm-production-stack.yaml")
+    assert vllm.framework == "vllm" and vllm.gpus == 1 and vllm.gpu_vendor == "nvidia"
+    assert vllm.argv[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+    assert "--no-enable-prefix-caching" in vllm.argv  # the chart appends it
+    assert vllm.release == "vllm==%s" % shipped("vllm")[-1]
+    assert vllm.notes == ["vllm/vllm-openai:latest names no release; taken as vllm %s, the newest flagtrace knows "
+                          "(give --release to choose)" % shipped("vllm")[-1]]
+    assert origin(vllm, "--max-model-len").startswith("command (vllm-production-stack.yaml:")
+
+
+def test_a_renamed_flag_on_an_older_release_is_refused_with_its_history():
+    """The chart's --disable-log-requests: vLLM dropped it in 0.17 and brought it back in 0.33."""
+    [vllm] = launches("vllm-production-stack.yaml")
+    said = {f["option"]: f for f in findings(vllm, VLLMAdapter(), "0.25.1")}
+    assert said["--disable-log-requests"]["kind"] == "unknown"
+    assert said["--disable-log-requests"]["message"].startswith("vLLM 0.25.1 does not know --disable-log-requests: "
+                                                                "its parser refuses it; --disable-log-requests existed "
+                                                                "in vLLM 0.11.0–0.16.0, 0.33.0–0.34.0")
+    assert findings(vllm, VLLMAdapter(), "0.34.0") == []
+
+
+def test_sglang_lws_leader_and_worker_are_two_launches_with_their_gpus():
+    leader, worker = launches("sglang-k8s-lws-pd-decode.yaml")
+    assert leader.name.endswith("leader container sglang-leader")
+    assert worker.name.endswith("worker container sglang-worker")
+    assert (leader.gpus, worker.gpus) == (8, 8) and leader.framework == worker.framework == "sglang"
+    said = {f["option"]: f for f in findings(leader, SGLangAdapter(), "0.5.23")}
+    # SGLang's own example on :latest: --cuda-graph-max-bs went in 0.5.20 and is now an ambiguous prefix
+    assert said["--cuda-graph-max-bs"]["kind"] == "unknown"
+    assert "an ambiguous prefix of --cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill" in \
+        said["--cuda-graph-max-bs"]["message"]
+
+
+def test_an_option_accepted_only_as_an_abbreviation():
+    [sglang] = launches("docker-run-sglang-deepseek-v3.sh")
+    [tp] = [f for f in findings(sglang, SGLangAdapter(), "0.5.23") if f["option"] == "--tp"]
+    assert tp["kind"] == "abbreviation"
+    assert "argparse takes it as an abbreviation of --tp-size" in tp["message"]
+
+
+def test_a_duplicated_flag_names_both_tokens_and_the_winner():
+    text = open(os.path.join(MANIFESTS, "vllm-production-stack.yaml")).read()
+    # the chart's extraArgs land after its own flags: a user's --max-model-len again
+    text = text.replace('          - "bfloat16"\n', '          - "bfloat16"\n          - "--max-model-len"\n'
+                        '          - "16384"\n', 1)
+    [vllm] = read_text(text, "stack.yaml")
+    [dup] = [f for f in findings(vllm, VLLMAdapter(), "0.34.0") if f["kind"] == "duplicate"]
+    assert dup["option"] == "--max-model-len" and [t["text"] for t in dup["tokens"]] == ["--max-model-len"] * 2
+    assert dup["message"] == ("--max-model-len is given 2 times: --max-model-len 4096 from command (stack.yaml:55); "
+                              "--max-model-len 16384 from command (stack.yaml:59); the parser keeps the last, "
+                              "--max-model-len 16384")
+
+
+def test_a_shell_script_inside_the_image_entrypoint_is_found():
+    [vllm] = launches("docker-run-vllm-glm5-bash-lc.sh")
+    assert vllm.release == "vllm==0.18.0"
+    [entry] = findings(vllm, VLLMAdapter(), "0.18.0")[:1]
+    assert entry["kind"] == "entrypoint" and entry["message"].startswith(
+        "the image's entrypoint vllm serve runs first and gets bash ... as its arguments")
+
+
+def test_dynamo_and_kserve_wrappers_are_named_not_followed():
+    decode, prefill = launches("dynamo-vllm-disagg.yaml")
+    assert not decode.framework and decode.wrapper.startswith("NVIDIA Dynamo's vLLM worker")
+    assert decode.argv[:3] == ["python3", "-m", "dynamo.vllm"]
+    isvc, runtime = launches("kserve-huggingfaceserver-llama3.yaml")
+    assert isvc.wrapper.startswith("KServe's Hugging Face server") and isvc.gpus == 1
+
+
+def test_an_operator_crd_finds_its_pod_templates():
+    prefill, decode = launches("llm-d-pd-vllm-disaggregatedset.yaml")
+    assert "roles prefill worker" in prefill.name and "roles decode worker" in decode.name
+    assert (prefill.gpus, decode.gpus) == (1, 4) and prefill.release == ""  # REPLACE_MODEL_SERVER_IMAGE
+
+
+def test_compose_and_docker_run():
+    [service] = launches("compose-sglang.yaml")
+    assert service.framework == "sglang" and service.gpus == 1
+    [run] = launches("docker-run-vllm-openai-latest.sh")
+    assert run.argv[:2] == ["vllm", "serve"] and origin(run, "vllm") == "vllm/vllm-openai image entrypoint"
+
+
+def test_k8s_env_expansion_as_the_kubelet_does_it():
+    env = {"MODEL": "org/m", "N": "2"}
+    assert expand("$(MODEL)", env) == ("org/m", ["MODEL"])
+    assert expand("--x=$(N)$$(N)", env) == ("--x=2$(N)", ["N"])
+    assert expand("$(UNSET)", env) == ("$(UNSET)", [])
+
+
+def test_a_secret_is_a_placeholder_never_read():
+    text = """
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+    - name: s
+      image: lmsysorg/sglang:v0.5.11
+      command: [python3, -m, sglang.launch_server, --model-path, x, --api-key, $(KEY)]
+      env:
+        - name: KEY
+          valueFrom: {secretKeyRef: {name: api, key: key}}
+"""
+    [pod] = read_text(text, "pod.yaml")
+    assert pod.argv[-1] == "<secretKeyRef api/key>" and pod.env == {"KEY": "<secretKeyRef api/key>"}
+    assert pod.release == "sglang==0.5.11"
+    assert origin(pod, "<secretKeyRef api/key>") == "command (pod.yaml:9), $(KEY) from env"
+
+
+@pytest.mark.parametrize("text, name, phrases", [
+    ("kind: Pod\nspec: [unclosed\n", "bad.yaml", ["-f ", "bad.yaml: line 3 is not valid YAML"]),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: c, image: nginx}\n",
+     "nginx.yaml", ["no container runs SGLang or vLLM there"]),
+])
+def test_bad_manifests_are_one_line_exit_64(tmp_path, text, name, phrases):
+    path = tmp_path / name
+    path.write_text(text)
+    r = run_sub(["explain", "-f", str(path)])
+    assert_clear_error(r, ExitCode.USAGE, *phrases)
+
+
+def test_several_commands_need_container_or_check(tmp_path):
+    r = run_sub(["explain", "-f", os.path.join(MANIFESTS, "sglang-k8s-lws-pd-decode.yaml")])
+    assert_clear_error(r, ExitCode.USAGE, "-f: 2 commands there", "pick one with --container NAME")
+
+
+def test_a_wrapper_is_one_line(tmp_path):
+    r = run_sub(["explain", "-f", os.path.join(MANIFESTS, "dynamo-vllm-disagg.yaml"), "--container", "main"])
+    assert_clear_error(r, ExitCode.USAGE, "-f: 2 commands there")
+    r = run_sub(["explain", "-f", os.path.join(MANIFESTS, "kserve-huggingfaceserver-llama3.yaml"), "--container",
+                 "kserve-container"])
+    assert_clear_error(r, ExitCode.USAGE, "-f: 2 commands there")
+
+
+def test_a_file_and_a_command_are_one_or_the_other():
+    r = run_sub(["explain", "-f", os.path.join(MANIFESTS, "compose-sglang.yaml"), "--", "python3", "-m", "x"])
+    assert_clear_error(r, ExitCode.USAGE, "give -f FILE or a command after --, not both")
