@@ -1,0 +1,129 @@
+"""-f on real public manifests, run for real: the release the image tag names (from the builder's cache that
+`make vllm-env` / `make sglang-env` filled), the container's env and GPU count, the chart's own flags
+honoured; check -f over several commands as a gate; lock and drift."""
+import json
+import os
+import shutil
+
+import pytest
+
+from ft_support import run_sub
+from sglang_support import ROOT
+
+from flagtrace.envs.pinlib import shipped
+from flagtrace.exitcodes import ExitCode
+
+MANIFESTS = os.path.join(ROOT, "tests", "manifests")
+ENVS = os.path.join(ROOT, ".envs")
+VLLM = shipped("vllm")[-1]  # what vllm/vllm-openai:latest is taken as
+
+
+def built(framework, version):
+    return os.path.isfile(os.path.join(ENVS, framework, "overlays", version, ".flagtrace-stamp"))
+
+
+needs = pytest.mark.skipif(not (built("vllm", VLLM) and built("sglang", "0.5.11")),
+                           reason="vllm %s and sglang 0.5.11 are built by make vllm-env / sglang-env" % VLLM)
+
+
+def flagtrace(argv, **env):
+    return run_sub(argv, timeout=900, env=dict({"FLAGTRACE_ENVS": ENVS}, **env))
+
+
+@needs
+def test_the_production_stack_chart_explained_with_its_image_release_and_gpu():
+    r = flagtrace(["explain", "-f", os.path.join(MANIFESTS, "vllm-production-stack.yaml"), "--gpu", "H100",
+                   "--format", "json"])
+    assert r.rc == 0, r
+    doc = r.doc
+    assert doc["adapter"]["version"] == VLLM
+    assert doc["simulation"]["describe"].startswith("H100-80G x1 ")  # nvidia.com/gpu: 1 in the manifest
+    deployment = doc["deployment"]
+    assert deployment["release"] == "vllm==" + VLLM and deployment["gpus"] == 1
+    assert deployment["notes"] == ["vllm/vllm-openai:latest names no release; taken as vllm %s, the newest "
+                                   "flagtrace knows (give --release to choose)" % VLLM]
+    assert deployment["tokens"][0] == {"text": "vllm", "origin": "command (vllm-production-stack.yaml:46)"}
+    fields = {f["field"]: f for f in doc["fields"]}
+    prefix = fields["cache_config.enable_prefix_caching"]  # the chart always appends --no-enable-prefix-caching
+    assert prefix["verdict"] == "honoured" and prefix["final"]["value"] is False
+    assert prefix["requested"]["typed"] == "--no-enable-prefix-caching"
+    assert fields["model_config.max_model_len"]["final"]["value"] == 4096
+
+
+@needs
+def test_release_overrides_the_tag_and_a_refused_flag_is_the_parsers_error():
+    """The same chart on vLLM 0.25.1 (--release): --disable-log-requests is gone there; vLLM's own parser
+    refuses it (exit 2) and the deployment finding says where it went."""
+    if not built("vllm", "0.25.1"):
+        pytest.skip("vllm 0.25.1 is built by make vllm-env")
+    r = flagtrace(["explain", "-f", os.path.join(MANIFESTS, "vllm-production-stack.yaml"), "--gpu", "H100",
+                   "--release", "vllm==0.25.1", "--format", "json"])
+    assert r.rc == ExitCode.TARGET_RAISED, r
+    assert r.doc["error"]["kind"] == "argparse" and "--disable-log-requests" in r.doc["error"]["message"]
+    [finding] = [f for f in r.doc["deployment"]["findings"] if f["option"] == "--disable-log-requests"]
+    assert finding["kind"] == "unknown" and "0.11.0–0.16.0, 0.33.0–0.34.0" in finding["message"]
+
+
+@needs
+def test_check_over_a_folder_is_a_gate_with_a_row_per_command(tmp_path):
+    folder = tmp_path / "deploy"
+    folder.mkdir()
+    for name in ("vllm-production-stack.yaml", "docker-run-vllm-openai-latest.sh", "dynamo-vllm-disagg.yaml"):
+        shutil.copy(os.path.join(MANIFESTS, name), folder / name)
+    (folder / "sglang.yaml").write_text("""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sglang-llama}
+spec:
+  template:
+    spec:
+      containers:
+        - name: sglang
+          image: lmsysorg/sglang:v0.5.11-cu129
+          command: [python3, -m, sglang.launch_server]
+          args: [--model-path, $(MODEL), --page-size, "16", --tp, "2"]
+          env: [{name: MODEL, value: meta-llama/Meta-Llama-3-8B-Instruct}]
+          resources: {limits: {nvidia.com/gpu: 2}}
+        - name: sglang-new
+          image: lmsysorg/sglang:v0.5.23
+          command: [python3, -m, sglang.launch_server]
+          args: [--model-path, $(MODEL), --cuda-graph-max-bs, "256"]
+          env: [{name: MODEL, value: meta-llama/Meta-Llama-3-8B-Instruct}]
+""")
+    r = flagtrace(["check", "-f", str(folder), "--gpu", "H100", "--format", "json"])
+    rows = {row["name"]: row for row in r.doc["rows"]}
+    assert r.rc == ExitCode.TARGET_RAISED, r  # SGLang 0.5.23's parser refuses one command's flag
+    new = rows["Deployment/sglang-llama container sglang-new"]
+    assert (new["status"], new["exit"], new["release"]) == ("error", 2, "sglang==0.5.23")
+    assert "--cuda-graph-max-bs" in new["message"]
+    [finding] = new["deployment"]["findings"]
+    assert finding["kind"] == "unknown" and "removed in 0.5.20" in finding["message"]
+    assert rows["docker run (line 1)"]["status"] == "resolved"
+    stack = rows["Deployment/vllm-llama3-deployment-vllm container vllm"]
+    assert (stack["status"], stack["exit"]) == ("resolved", 0)
+    sglang = rows["Deployment/sglang-llama container sglang"]
+    assert (sglang["status"], sglang["release"]) == ("resolved", "sglang==0.5.11")
+    assert [f["kind"] for f in sglang["deployment"]["findings"]] == ["abbreviation"]  # --tp for --tp-size
+    dynamo = [row for name, row in rows.items() if name.startswith("DynamoGraphDeployment")]
+    assert len(dynamo) == 2 and all(row["status"] == "unsupported" for row in dynamo)
+    assert r.doc["summary"] == {"resolved": 3, "error": 1, "failed": 0, "input": 0, "unsupported": 2}
+
+
+@needs
+def test_lock_then_check_fails_on_drift_and_says_what_set_the_new_value(tmp_path):
+    manifest = tmp_path / "stack.yaml"
+    shutil.copy(os.path.join(MANIFESTS, "vllm-production-stack.yaml"), manifest)
+    lock = tmp_path / "flagtrace.lock.json"
+    r = flagtrace(["lock", "-f", str(manifest), "--gpu", "H100", "-o", str(lock)])
+    assert r.rc == 0 and "flagtrace: wrote %s: 1 command" % lock in r.err, r
+    entry = json.loads(lock.read_text())["commands"]["%s: Deployment/vllm-llama3-deployment-vllm container vllm"
+                                                      % manifest]
+    assert entry["release"] == "vllm==" + VLLM and entry["values"]["model_config.max_model_len"] == "4096"
+    same = flagtrace(["check", "-f", str(manifest), "--gpu", "H100", "--lock", str(lock), "--format", "json"])
+    assert same.rc == 0 and "drift" not in same.doc["rows"][0], same
+    manifest.write_text(manifest.read_text().replace('"4096"', '"8192"', 1))
+    moved = flagtrace(["check", "-f", str(manifest), "--gpu", "H100", "--lock", str(lock), "--format", "json"])
+    assert moved.rc == ExitCode.OVERRIDDEN, moved
+    drift = {d["field"]: d for d in moved.doc["rows"][0]["drift"]}
+    assert drift["model_config.max_model_len"] == {"field": "model_config.max_model_len", "locked": "4096",
+                                                   "now": "8192", "by": "asked for with --max-model-len"}
