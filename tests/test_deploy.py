@@ -167,3 +167,12 @@ def test_a_wrapper_is_one_line(tmp_path):
 def test_a_file_and_a_command_are_one_or_the_other():
     r = run_sub(["explain", "-f", os.path.join(MANIFESTS, "compose-sglang.yaml"), "--", "python3", "-m", "x"])
     assert_clear_error(r, ExitCode.USAGE, "give -f FILE or a command after --, not both")
+
+
+def test_check_takes_several_files_after_one_f_as_pre_commit_passes_them(tmp_path):
+    """.pre-commit-hooks.yaml runs `flagtrace check --strict -f` with the changed files appended."""
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                                     "    - {name: c, image: nginx}\n")
+    r = run_sub(["check", "--strict", "-f", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+    assert_clear_error(r, ExitCode.USAGE, "no container runs SGLang or vLLM there (looked at 2 files)")

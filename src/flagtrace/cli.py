@@ -225,9 +225,10 @@ def run(argv, out, err):
             raise FlagtraceError("give -f FILE or a command after --, not both", ExitCode.USAGE)
         from . import deploycmd
 
-        if opts.verb == "check" and (opts.lock or len(opts.file) > 1 or len(deploycmd.launches(opts)) > 1):
-            return deploycmd.run_gate(opts, asked_of(opts), out, err)
-        launch = deploycmd.one_launch(opts)
+        found = deploycmd.launches(opts)
+        if opts.verb == "check" and (opts.lock or len(opts.file) > 1 or len(found) > 1):
+            return deploycmd.run_gate(opts, found, asked_of(opts), out, err)
+        launch = deploycmd.one_launch(found)
         deploycmd.refuse_wrapper(launch)
         command = launch.argv
         python = opts.python if isinstance(getattr(opts, "python", None), str) and not opts.via else None

@@ -31,11 +31,11 @@ def run_lock(opts, asked, out, err):
     if not opts.file:
         raise FlagtraceError("lock: name the manifests with -f FILE|DIR|-", ExitCode.USAGE)
     opts.format, path, opts.output = "terminal", opts.output, None
-    return run_gate(opts, asked, out, err, lock_out=path)
+    return run_gate(opts, launches(opts), asked, out, err, lock_out=path)
 
 
 def add_file_options(p):
-    p.add_argument("-f", "--file", action="append", default=[], metavar="FILE|DIR|-",
+    p.add_argument("-f", "--file", action="extend", nargs="+", default=[], metavar="FILE|DIR|-",
                    help="read the launch command from a Kubernetes manifest (helm template output too), a docker "
                         "compose file or a docker run line; - reads stdin; check: several files or folders")
     p.add_argument("--container", metavar="NAME", help="with -f: the container (or service) whose command to run, "
@@ -58,8 +58,7 @@ def launches(opts):
     return out
 
 
-def one_launch(opts):
-    found = launches(opts)
+def one_launch(found):
     if len(found) > 1:
         raise FlagtraceError("-f: %d commands there (%s); pick one with --container NAME (check -f takes them all)"
                              % (len(found), "; ".join(l.name for l in found)), ExitCode.USAGE)
@@ -122,7 +121,7 @@ def deployment_doc(launch, adapter, version):
             "env": sorted(launch.env), "findings": findings(launch, adapter, version) if version else []}
 
 
-def resolve_all(opts, asked, err, twice=False):
+def resolve_all(opts, items, asked, err, twice=False):
     """Every launch of the -f files resolved: [(row, Launch or None, analysis or None, again or None)]; those
     sharing an interpreter, entry point and GPU share one import. ``twice``: each is resolved a second time in
     the same import (``again``), so that a lock leaves out what differs between two runs (a random seed)."""
@@ -130,7 +129,6 @@ def resolve_all(opts, asked, err, twice=False):
     from .launch.command import parse_command
     from .launch.variants import Variant
 
-    items = launches(opts)
     pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err)
     groups, keys, out = {}, [], []
     for launch in items:
@@ -174,7 +172,7 @@ def resolve_all(opts, asked, err, twice=False):
     return done
 
 
-def run_gate(opts, asked, out, err, lock_out=None):
+def run_gate(opts, items, asked, out, err, lock_out=None):
     """``check -f`` (and ``lock``): a row per launch; ``--lock FILE`` adds the fields that drifted from it."""
     from . import report as reporters
     from .adapters import ADAPTERS
@@ -184,7 +182,7 @@ def run_gate(opts, asked, out, err, lock_out=None):
     locked = _read_lock(opts.lock) if getattr(opts, "lock", None) else None
     worst, rows, entries = ExitCode.OK, [], {}
     adapters = {a.name: a() for a in ADAPTERS}
-    for row, launch, plan, pair, again in resolve_all(opts, asked, err, twice=lock_out is not None):
+    for row, launch, plan, pair, again in resolve_all(opts, items, asked, err, twice=lock_out is not None):
         rows.append(row)
         if launch is None:
             worst = max(worst, ExitCode(row["exit"]))
