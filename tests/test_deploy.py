@@ -176,3 +176,22 @@ def test_check_takes_several_files_after_one_f_as_pre_commit_passes_them(tmp_pat
                                      "    - {name: c, image: nginx}\n")
     r = run_sub(["check", "--strict", "-f", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
     assert_clear_error(r, ExitCode.USAGE, "no container runs SGLang or vLLM there (looked at 2 files)")
+
+
+def test_lws_variables_and_a_pods_index_are_known_statically():
+    leader, worker = launches("sglang-k8s-lws-pd-decode.yaml")
+    assert leader.argv[leader.argv.index("--nnodes") + 1] == "2"  # $(LWS_GROUP_SIZE): leaderWorkerTemplate.size
+    assert leader.argv[leader.argv.index("--node-rank") + 1] == "0"
+    assert "LWS_WORKER_INDEX (metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']) taken as 0: the first " \
+           "pod" in leader.notes
+    assert leader.argv[leader.argv.index("--dist-init-addr") + 1] == "<the leader's address>:20102"
+
+
+def test_an_undefined_variable_is_one_line_exit_64(tmp_path):
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: s\n"
+                    "      image: lmsysorg/sglang:v0.5.11\n"
+                    "      command: [python3, -m, sglang.launch_server, --model-path, $(MODEL_DIR)]\n")
+    r = run_sub(["explain", "-f", str(path)])
+    assert_clear_error(r, ExitCode.USAGE, "Pod/p container s: the container's env does not define $(MODEL_DIR) "
+                                          "(pod.yaml:8) (Kubernetes passes it on as typed)")

@@ -66,6 +66,8 @@ def one_launch(found):
 
 
 def refuse_wrapper(launch):
+    if launch.problem:
+        raise FlagtraceError(launch.problem, ExitCode.USAGE)
     if launch.wrapper:
         raise FlagtraceError("%s runs %s: flagtrace does not follow that wrapper's parser; run the framework's own "
                              "entry point with the same flags to explain them" % (launch.describe(), launch.wrapper),
@@ -134,7 +136,9 @@ def resolve_all(opts, items, asked, err, twice=False):
     for launch in items:
         row = {"source": launch.source, "name": launch.name, "image": launch.image, "release": launch.release}
         slot = None
-        if launch.wrapper:
+        if launch.problem:
+            row.update(status="input", exit=int(ExitCode.USAGE), message=launch.problem)
+        elif launch.wrapper:
             row.update(status="unsupported", exit=0, message="runs %s: not followed" % launch.wrapper)
         else:
             try:

@@ -4,12 +4,14 @@ predictor and ServingRuntime, a List of them), each container's command and args
 from its env as the kubelet does, the GPU count from resources.limits, and a ``bash -c`` script's framework
 command (shell.py). A value only the cluster knows (``valueFrom``) is a named placeholder, never read."""
 import os
+import re
 
 from ..exitcodes import ExitCode, FlagtraceError
 from . import images, shell
 from .launch import Launch, Token, recognise
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
+_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
 class Line(str):
@@ -84,9 +86,10 @@ def read_objects(documents, source):
         if not isinstance(doc, dict):
             raise FlagtraceError("-f %s: a YAML document that is not a mapping (%s)" % (source, type(doc).__name__),
                                  ExitCode.USAGE)
+        injected = _injected(doc)
         for name, pod in _templates(doc):
             for container in list(pod.get("initContainers") or []) + list(pod.get("containers") or []):
-                launch = _container(source, name, container)
+                launch = _container(source, name, container, injected)
                 if launch is not None:
                     launches.append(launch)
     return launches
@@ -96,8 +99,10 @@ def _where(source, value):
     return "%s:%d" % (os.path.basename(source), value.line) if getattr(value, "line", 0) else os.path.basename(source)
 
 
-def _env(container, source):
-    """name -> value; a valueFrom is a placeholder that says where the cluster takes it from."""
+def _env(container, source, notes):
+    """name -> value; a valueFrom is a placeholder that says where the cluster takes it from, except a pod's
+    index in its set or group (a StatefulSet's, a LeaderWorkerSet's), taken as 0: the first pod (said in
+    ``notes``)."""
     env = {}
     for item in container.get("env") or []:
         name = item.get("name")
@@ -111,6 +116,9 @@ def _env(container, source):
             target = ref.get(kind) or {}
             env[name] = "<%s %s>" % (kind, "/".join(str(target.get(k)) for k in ("name", "key", "fieldPath",
                                                                                  "resource") if target.get(k)))
+            if kind == "fieldRef" and "index" in str(target.get("fieldPath", "")):
+                env[name] = "0"
+                notes.append("%s (%s) taken as 0: the first pod" % (name, target.get("fieldPath")))
         else:
             env[name] = ""
     return env
@@ -139,18 +147,32 @@ def expand(text, env):
     return "".join(out), used
 
 
-def _container(source, owner, container):
+def _injected(obj):
+    """What a controller puts into every container's env before the kubelet expands $(VAR): LeaderWorkerSet's
+    LWS_* variables (the group size from the object; the addresses only the cluster knows, as placeholders)."""
+    if obj.get("kind") != "LeaderWorkerSet":
+        return {}
+    size = ((obj.get("spec") or {}).get("leaderWorkerTemplate") or {}).get("size")
+    return {"LWS_LEADER_ADDRESS": "<the leader's address>", "LWS_GROUP_SIZE": str(size or "<group size>"),
+            "LWS_WORKER_INDEX": "<the pod's index in its group>", "LWS_NAME": (obj.get("metadata") or {}).get("name", "")}
+
+
+def _container(source, owner, container, injected=None):
     image = str(container.get("image") or "")
-    env = _env(container, source)
+    notes = []
+    env = dict(injected or {}, **_env(container, source, notes))
     command, args = list(container.get("command") or []), list(container.get("args") or [])
     release, note = images.release_of(image) if image else ("", "")
+    notes = ([note] if note else []) + notes
     tokens = []
     if not command:
         words, where = images.entrypoint(image, release)
         tokens += [Token(w, where) for w in words]
+    undefined = []
     for part, values in (("command", command), ("args", args)):
         for value in values:
             text, used = expand(str(value), env)
+            undefined += ["$(%s) (%s)" % (n, _where(source, value)) for n in _VAR_REF.findall(text) if n not in env]
             origin = "%s (%s)" % (part, _where(source, value))
             if used:
                 origin += ", $(%s) from env" % ", ".join(used)
@@ -169,5 +191,7 @@ def _container(source, owner, container):
             except ValueError:
                 pass
     name = "%s container %s" % (owner, container.get("name", "?"))
+    problem = ("%s: %s: the container's env does not define %s (Kubernetes passes it on as typed); add it to env:"
+               % (source, name, ", ".join(undefined))) if undefined else ""
     return Launch(source=source, name=name, tokens=tokens, env=env, image=image, gpus=gpus, gpu_vendor=vendor,
-                  release=release, notes=[note] if note else [], framework=framework, wrapper=wrapper)
+                  release=release, notes=notes, framework=framework, wrapper=wrapper, problem=problem)

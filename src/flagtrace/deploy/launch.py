@@ -25,6 +25,7 @@ class Launch:
     notes: list = dataclasses.field(default_factory=list)  # said once in the report (":latest" taken as ...)
     framework: str = ""  # the adapter that recognised the command ("" none)
     wrapper: str = ""  # a wrapper entry point that is not supported (what it is, in words)
+    problem: str = ""  # why this command cannot be run as the manifest has it (one line), or ""
 
     @property
     def argv(self):
