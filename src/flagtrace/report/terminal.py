@@ -464,7 +464,7 @@ def deployment_lines(deployment):
         if deployment.get("image") else ""
     lines = ["deployed     %s: %s%s" % (deployment["source"], deployment["name"], image)]
     lines += ["             %s" % note for note in deployment.get("notes", [])]
-    lines += ["  from       %s: %s" % (origin, " ".join(words)) for origin, words in _runs(deployment.get("tokens", []))]
+    lines += ["  from       %s: %s" % (origin, words) for origin, words in _runs(deployment.get("tokens", []))]
     lines += ["  ! %-9s %s" % (f["kind"], f["message"]) for f in deployment.get("findings", [])]
     return lines
 
