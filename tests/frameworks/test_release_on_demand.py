@@ -102,3 +102,20 @@ def test_diff_compares_two_releases_by_name():
     assert r.doc["sides"] == ["--python %s" % os.path.join(envs, "sglang", v, "bin", "python") for v in built]
     assert r.doc["statuses"] == ["resolved", "resolved"]
     assert "page_size" not in [d["field"] for d in r.doc["differences"]]  # honoured at 16 on both sides
+
+
+def test_run_puts_the_release_first_on_path_so_a_scripts_python3_is_it(tmp_path):
+    """flagtrace run --release: the launch script's own `python3` runs the release (bin/python3 beside
+    bin/python), and the framework process resolves under the simulated GPU."""
+    envs = os.path.join(ROOT, ".envs")
+    if not os.path.isfile(os.path.join(envs, "sglang", "overlays", "0.5.11", ".flagtrace-stamp")):
+        pytest.skip("sglang 0.5.11 is built by make sglang-env")
+    script = tmp_path / "launch.sh"
+    script.write_text("#!/bin/bash\nexec python3 -m sglang.launch_server --model-path %s --page-size 32\n" % LLAMA3)
+    r = run_sub(["run", "--release", "sglang==0.5.11", "--gpu", "H100", "--format", "json", "--", "bash",
+                 str(script)], timeout=600, env={"FLAGTRACE_ENVS": envs})
+    assert r.rc == 0, r
+    [process] = r.doc["processes"]
+    assert process["status"] == "resolved" and process["venv"] == os.path.join(envs, "sglang", "venv")
+    page = next(f for f in process["analysis"]["fields"] if f["field"] == "page_size")
+    assert page["verdict"] == "honoured" and page["final"]["value"] == 32

@@ -136,7 +136,7 @@ class Builder:
         """Whether the release is built and up to date (no build step would run)."""
         pins = self.pin_path(release)
         stamp = _read(os.path.join(self.overlay(release), ".flagtrace-stamp"))
-        return bool(pins and stamp and os.path.exists(self.python(release)) and self._venv_ok()
+        return bool(pins and stamp and os.path.exists(self.python(release) + "3") and self._venv_ok()
                     and stamp.strip() == self.overlay_key(release, pins))
 
     # ---------------------------------------------------------------- the one entry point
@@ -346,6 +346,10 @@ class Builder:
         home, v = self.home(release.framework), release.version
         venv_rel = os.path.relpath(self.venv(), home)
         _write_if_changed(self.python(release), _WRAPPER % {"name": release.framework, "v": v, "venv": venv_rel})
+        for alias in ("python3", "python3.11"):  # what a launch script calls (flagtrace run puts bin/ first on PATH)
+            path = os.path.join(os.path.dirname(self.python(release)), alias)
+            if not os.path.islink(path):
+                os.symlink("python", path)
         entry_points = ""
         for name in os.listdir(self.overlay(release)):
             if name.endswith(".dist-info") and pinlib.norm(name.split("-")[0]) == pinlib.norm(recipe.framework):
