@@ -228,23 +228,7 @@ def run(argv, out, err):
         found = deploycmd.launches(opts)
         if opts.verb == "check" and (opts.lock or len(opts.file) > 1 or len(found) > 1):
             return deploycmd.run_gate(opts, found, asked_of(opts), out, err)
-        launch = deploycmd.one_launch(found)
-        deploycmd.refuse_wrapper(launch)
-        command = launch.argv
-        python = opts.python if isinstance(getattr(opts, "python", None), str) and not opts.via else None
-        if python:  # an interpreter that stands for the image's
-            command, opts.python = deploycmd.command_of(launch, python, None), None
-        elif not opts.release and launch.release:
-            if opts.verb in ("diff", "matrix"):  # the image's release runs the command; sides come on top
-                pythons = deploycmd.release_pythons([launch], [], getattr(opts, "offline", False), err)
-                command = deploycmd.command_of(launch, None, pythons[launch.release])
-            else:
-                opts.release = [launch.release]
-        if isinstance(getattr(opts, "gpu", None), str):
-            opts.gpu = deploycmd.gpu_spec(launch, opts.gpu)
-        elif getattr(opts, "gpu", None) and len(opts.gpu) == 1:  # diff/matrix: a list of sides
-            opts.gpu = [deploycmd.gpu_spec(launch, opts.gpu[0])]
-        deploycmd.export_environment(launch, err)
+        launch, command = deploycmd.take(opts, deploycmd.one_launch(found), err)
     if getattr(opts, "release", None):
         command, sides = apply_releases(opts.verb, opts.release, command, getattr(opts, "python", None),
                                         getattr(opts, "via", None), getattr(opts, "offline", False), err)

@@ -65,6 +65,28 @@ def one_launch(found):
     return found[0]
 
 
+def take(opts, launch, err):
+    """The verb's options (the CLI's, before anything reads them) set for one launch: its release (unless
+    --release or --python says otherwise), its GPU count, its environment exported: (launch, command)."""
+    refuse_wrapper(launch)
+    command = launch.argv
+    python = opts.python if isinstance(getattr(opts, "python", None), str) and not opts.via else None
+    if python:  # an interpreter that stands for the image's
+        command, opts.python = command_of(launch, python, None), None
+    elif not opts.release and launch.release:
+        if opts.verb in ("diff", "matrix"):  # the image's release runs the command; the sides come on top
+            pythons = release_pythons([launch], [], getattr(opts, "offline", False), err)
+            command = command_of(launch, None, pythons[launch.release])
+        else:
+            opts.release = [launch.release]
+    if isinstance(getattr(opts, "gpu", None), str):
+        opts.gpu = gpu_spec(launch, opts.gpu)
+    elif getattr(opts, "gpu", None) and len(opts.gpu) == 1:  # diff/matrix: a list of sides
+        opts.gpu = [gpu_spec(launch, opts.gpu[0])]
+    export_environment(launch)
+    return launch, command
+
+
 def refuse_wrapper(launch):
     if launch.problem:
         raise FlagtraceError(launch.problem, ExitCode.USAGE)
@@ -297,7 +319,7 @@ def _error_line(error, analysis):
 _KEEP = ("PATH", "PYTHONPATH", "PYTHONHOME", "HOME", "LD_LIBRARY_PATH", "LD_PRELOAD", "VIRTUAL_ENV")
 
 
-def export_environment(launch, err):
+def export_environment(launch):
     """The container's environment, set for the command (the target inherits it); a placeholder for what only
     the cluster knows (a secret) is set as the placeholder, never looked up."""
     for name, value in launch.env.items():

@@ -13,6 +13,7 @@ from . import trace as tracefile
 from .cachefiles import write_whole
 from .modelconfigs import add_model_options
 from .envcmd import add_release_option
+from .deploycmd import add_file_options
 from .adapters import annotate, choose_adapter
 from .analysis import verdict
 from .analysis.explain import analyse
@@ -36,6 +37,7 @@ def add_arguments(p, unit, verb):
     p.add_argument("--format", choices=formats(verb), default="terminal")
     add_model_options(p)
     add_release_option(p)
+    add_file_options(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
 
 
