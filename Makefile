@@ -8,8 +8,11 @@ DEMO_SGLANG ?= 0.5.11
 SGLANG_VERSIONS ?= 0.4.6.post5 0.4.10.post2 0.5.3 0.5.6 0.5.9 0.5.10.post1 0.5.11 0.5.12 0.5.13 0.5.15 0.5.19 0.5.23
 # The vLLM releases built by `make vllm-env` (env/vllm/<VERSION>.txt each; overlays on the same venv).
 VLLM_VERSIONS ?= 0.11.2 0.15.1 0.25.1 0.33.0 0.34.0
+# NVIDIA Dynamo releases built by `make dynamo-env` (env/ai-dynamo/<VERSION>.txt each: an overlay on the vLLM
+# overlay its #@on line names, built first where it is missing).
+DYNAMO_VERSIONS ?= 1.6.1
 
-.PHONY: demo test venv bytecode sglang-env vllm-env test-core clean
+.PHONY: demo test venv bytecode sglang-env vllm-env dynamo-env test-core clean
 
 venv: $(VENV)/.stamp
 # flagtrace's own modules load in every traced process: compiled once here, not on each start
@@ -32,6 +35,9 @@ sglang-env: venv
 vllm-env: venv
 	$(BIN)/flagtrace env build --root $(ENVS) $(addprefix vllm==,$(VLLM_VERSIONS))
 
+dynamo-env: vllm-env
+	$(BIN)/flagtrace env build --root $(ENVS) $(addprefix ai-dynamo==,$(DYNAMO_VERSIONS))
+
 # The demo builds only the release it shows.
 demo: venv bytecode
 	$(BIN)/flagtrace env build --root $(ENVS) sglang==$(DEMO_SGLANG)
@@ -41,7 +47,7 @@ demo: venv bytecode
 # tests against a real sshd, which time what a remote agent cleans up after a killed transport.
 SERIAL_TESTS := tests/test_via.py tests/test_via_argv.py tests/test_run_via.py
 
-test: venv bytecode sglang-env vllm-env
+test: venv bytecode sglang-env vllm-env dynamo-env
 	@[ -e /usr/sbin/sshd ] || echo "make test: /usr/sbin/sshd is missing, so the --via tests (a real OpenSSH server on 127.0.0.1) will be skipped; install it with: sudo apt-get install -y openssh-server openssh-client (.ci/run does)"
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(addprefix --ignore=,$(SERIAL_TESTS))
 	$(BIN)/python -m pytest -q $(SERIAL_TESTS)

@@ -91,12 +91,20 @@ def test_a_shell_script_inside_the_image_entrypoint_is_found():
         "the image's entrypoint vllm serve runs first and gets bash ... as its arguments")
 
 
-def test_dynamo_and_kserve_wrappers_are_named_not_followed():
+def test_dynamo_vllm_is_followed_and_kserve_named_not_followed():
+    """Dynamo's vLLM worker runs under the vLLM adapter, in the ai-dynamo release its image tag names (my-tag,
+    upstream's placeholder: the newest one flagtrace ships); its own flags are not checked against vLLM's
+    flag table. KServe's huggingfaceserver stays named: it is not on PyPI, only inside KServe's images."""
     decode, prefill = launches("dynamo-vllm-disagg.yaml")
-    assert not decode.framework and decode.wrapper.startswith("NVIDIA Dynamo's vLLM worker")
+    assert decode.framework == "vllm" and not decode.wrapper
     assert decode.argv[:3] == ["python3", "-m", "dynamo.vllm"]
+    assert decode.release == "ai-dynamo==1.6.1"
+    assert decode.notes == ["nvidia/ai-dynamo/vllm-runtime:my-tag names no release; taken as ai-dynamo 1.6.1, the "
+                            "newest flagtrace knows (give --release to choose)"]
+    assert findings(decode, VLLMAdapter(), "0.25.1") == []  # --disaggregation-mode is Dynamo's, not vLLM's
     isvc, runtime = launches("kserve-huggingfaceserver-llama3.yaml")
     assert isvc.wrapper.startswith("KServe's Hugging Face server") and isvc.gpus == 1
+    assert "not on PyPI, only inside KServe's images" in isvc.wrapper
 
 
 def test_an_operator_crd_finds_its_pod_templates():

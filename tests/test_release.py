@@ -17,9 +17,10 @@ CMD = ["--", "python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen
 @pytest.mark.parametrize("release, phrases", [
     ("sglang==0.3.99", ["sglang 0.3.99 is outside the releases flagtrace supports (0.4.0-0.5.23)"]),
     ("vllm==9", ["vllm 9 is outside the releases flagtrace supports (0.11.0-0.34.0)"]),
-    ("sglang", ["write it as NAME==VERSION", "frameworks: sglang, vllm"]),
+    ("sglang", ["write it as NAME==VERSION", "frameworks: sglang, vllm, ai-dynamo"]),
     ("sglang==latest", ["write it as NAME==VERSION"]),
-    ("tgi==2.0.1", ["flagtrace builds releases of sglang and vllm, not tgi"]),
+    ("tgi==2.0.1", ["flagtrace builds releases of sglang, vllm and ai-dynamo, not tgi"]),
+    ("ai-dynamo==1.5.1", ["ai-dynamo 1.5.1 is outside the releases flagtrace supports (1.6.1-1.6.1)"]),
 ])
 def test_a_release_flagtrace_cannot_build_is_one_line_exit_64(release, phrases, tmp_path):
     r = run_sub(["explain", "--release", release] + CMD, env={"FLAGTRACE_ENVS": str(tmp_path)})
@@ -92,3 +93,22 @@ def test_a_missing_console_script_names_the_release_to_add():
     assert_clear_error(r, ExitCode.CANNOT_RUN, "command not found: vllm",
                        "add --release vllm==%s (or the release you deploy)" % pinlib.shipped("vllm")[-1])
 
+
+
+def test_a_wrapper_release_sits_on_the_overlay_its_pin_file_names(tmp_path):
+    """ai-dynamo's pin file names the vLLM release under it (#@on); its bin/python puts Dynamo's overlay first,
+    then that vLLM overlay, then the shared venv. Building it for real: tests/frameworks/test_dynamo_vllm.py."""
+    from flagtrace.envs.build import Builder, base_of
+    from flagtrace.envs.release import Release, parse_release
+
+    release = parse_release("ai-dynamo==1.6.1")
+    assert release == Release("ai-dynamo", "1.6.1") and "1.6.1" in pinlib.shipped("ai-dynamo")
+    builder = Builder(root=str(tmp_path))
+    assert base_of(builder.pin_path(release)) == Release("vllm", "0.25.1")
+    assert not builder.ready(release)
+    os.makedirs(builder.overlay(release))
+    builder.write_wrappers(release, builder.recipes["ai-dynamo"])
+    with open(builder.python(release)) as fh:
+        text = fh.read()
+    assert 'PYTHONPATH="$root/overlays/1.6.1:$root/../vllm/overlays/0.25.1${PYTHONPATH:+:$PYTHONPATH}"' in text
+    assert 'exec "$root/../sglang/venv/bin/python" "$@"' in text

@@ -66,6 +66,8 @@ def test_release_overrides_the_tag_and_a_refused_flag_is_the_parsers_error():
 
 @needs
 def test_check_over_a_folder_is_a_gate_with_a_row_per_command(tmp_path):
+    if not built("ai-dynamo", "1.6.1"):
+        pytest.skip("ai-dynamo 1.6.1 (Dynamo's manifest) is built by make dynamo-env")
     folder = tmp_path / "deploy"
     folder.mkdir()
     for name in ("vllm-production-stack.yaml", "docker-run-vllm-openai-latest.sh", "dynamo-vllm-disagg.yaml"):
@@ -104,9 +106,17 @@ spec:
     sglang = rows["Deployment/sglang-llama container sglang"]
     assert (sglang["status"], sglang["release"]) == ("resolved", "sglang==0.5.11")
     assert [f["kind"] for f in sglang["deployment"]["findings"]] == ["abbreviation"]  # --tp for --tp-size
-    dynamo = [row for name, row in rows.items() if name.startswith("DynamoGraphDeployment")]
-    assert len(dynamo) == 2 and all(row["status"] == "unsupported" for row in dynamo)
-    assert r.doc["summary"] == {"resolved": 3, "error": 1, "failed": 0, "input": 0, "unsupported": 2}
+    # Dynamo's vLLM worker, followed on ai-dynamo 1.6.1 (my-tag taken as the newest): upstream's example
+    # decode worker resolves; its prefill worker is refused by Dynamo 1.6.1 itself (args.py), which no longer
+    # defaults to NIXL and wants --kv-transfer-config
+    dynamo = {name.rsplit(" services ", 1)[-1]: row for name, row in rows.items()
+              if name.startswith("DynamoGraphDeployment")}
+    assert {k: (row["status"], row["exit"], row["release"]) for k, row in dynamo.items()} == {
+        "VllmDecodeWorker container main": ("resolved", 0, "ai-dynamo==1.6.1"),
+        "VllmPrefillWorker container main": ("error", 2, "ai-dynamo==1.6.1")}
+    prefill = dynamo["VllmPrefillWorker container main"]
+    assert "update_dynamo_config_with_engine" in prefill["message"] and "--kv-transfer-config" in prefill["message"]
+    assert r.doc["summary"] == {"resolved": 4, "error": 2, "failed": 0, "input": 0, "unsupported": 0}
 
 
 @needs

@@ -10,6 +10,9 @@ from .modelpath import option_value
 class FrameworkAdapter:
     name = None  # also the package whose first import activates the probe under flagtrace run
     scripts = ()  # console scripts (``sglang``, ``vllm``)
+    # Other programs' modules whose ``python -m`` runs this framework's resolution (NVIDIA Dynamo's worker
+    # ``dynamo.vllm``): followed through their own code as any entry point is.
+    wrapper_modules = ()
     # Modules the variant runner imports once before forking a child per variant: what the entry
     # point imports before it resolves (not the entry module itself, which runs as __main__).
     preimport = ()
@@ -29,7 +32,7 @@ class FrameworkAdapter:
         if asked.adapter != "auto":
             return False
         if target.mode == "module":
-            return target.target.startswith(cls.name + ".")
+            return target.target.startswith(cls.name + ".") or target.target in cls.wrapper_modules
         if target.mode == "script":
             return os.path.basename(target.target) in cls.scripts
         return False
@@ -112,6 +115,15 @@ class FrameworkAdapter:
 
         first, last = importlib.import_module("flagtrace.probe.adapters." + self.name).supported_range()
         return Recipe(framework=self.name, first=first, last=last, scripts=tuple(self.scripts), **self.release_env)
+
+    # Releases of a wrapper (``--release ai-dynamo==1.6.1``) built as an overlay over one of this framework's
+    # releases (the wrapper's pin file names which): {distribution: Recipe keywords beyond the name}.
+    wrapper_release_env = {}
+
+    def wrapper_recipes(self):
+        from ..envs.build import Recipe
+
+        return {name: Recipe(framework=name, **kw) for name, kw in self.wrapper_release_env.items()}
 
     def flag_table(self):
         """The framework's flag history (adapters/flag_history.History) or None: which option strings each

@@ -37,7 +37,7 @@ class Launch:
 
 def recognise(argv):
     """The framework adapter whose entry point the command runs (its console script, or ``python -m``
-    of one of its modules), or ""."""
+    of one of its modules or of a wrapper module it follows: dynamo.vllm), or ""."""
     from ..adapters import ADAPTERS
     from ..launch.command import is_python_name
 
@@ -52,7 +52,7 @@ def recognise(argv):
             return adapter.name
         if is_python_name(first) and "-m" in words[1:3]:
             module = words[words.index("-m") + 1] if words.index("-m") + 1 < len(words) else ""
-            if module.startswith(adapter.name + "."):
+            if module.startswith(adapter.name + ".") or module in adapter.wrapper_modules:
                 return adapter.name
     return ""
 

@@ -27,6 +27,8 @@ def findings(launch, adapter, version):
     from ..adapters.flag_history import version_key
 
     table = adapter.flag_table() if adapter is not None else None
+    if adapter is not None and _runs_wrapper(launch.argv, adapter):
+        table = None  # a wrapper's own flags (Dynamo's --discovery-backend) are not in the framework's table
     known = table.releases() if table is not None else []
     inside = bool(known) and version_key(known[0]) <= (version_key(version) or (0,)) <= version_key(known[-1]) + (9,)
     flags = table.flags() if table is not None and inside else {}  # a release the table does not cover: no claims
@@ -65,6 +67,12 @@ def findings(launch, adapter, version):
                             "%s is given %d times: %s; the parser keeps the last, %s%s" % (
                                 canonical, len(seen), "; ".join(parts), name, " " + value if value is not None else "")))
     return out
+
+
+def _runs_wrapper(argv, adapter):
+    """Whether the command is ``python -m`` of a wrapper module the adapter follows (dynamo.vllm)."""
+    return "-m" in argv[1:3] and argv.index("-m") + 1 < len(argv) and argv[argv.index("-m") + 1] in \
+        adapter.wrapper_modules
 
 
 def _entrypoint(launch):

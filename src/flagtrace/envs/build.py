@@ -2,7 +2,8 @@
 
 Layout under the root (FLAGTRACE_ENVS; default <flagtrace cache>/envs; the repository's Makefile uses .envs):
   sglang/venv/             the shared Python 3.11 venv: torch + data/env/sglang/base.txt, for every framework
-  <fw>/overlays/<V>/       a ``--no-deps --target`` install of the release's pin file
+  <fw>/overlays/<V>/       a ``--no-deps --target`` install of the release's pin file (a wrapper's pin file, e.g.
+                           ai-dynamo's, names with ``#@on NAME==V`` the release whose overlay it sits on)
   <fw>/<V>/bin/python      wrapper: the overlay first on PYTHONPATH, then the venv's python
   <fw>/<V>/bin/<script>    the framework's console scripts (``vllm``, ``sglang``), run by bin/python
   <fw>/pins/<V>.txt        pin files generated here for releases flagtrace ships none for
@@ -44,6 +45,7 @@ class Recipe:
     wheel_cache: bool = False  # overlays installed from <fw>/wheels only (the pin generator's cache)
     venv_in_key: bool = False  # an overlay is rebuilt when the venv changes (its pins lean on base.txt)
     pip_check: bool = False  # after the install, pip check may name only what the pin file leaves out
+    package: str = ""  # the module whose __version__ the smoke test checks ("": the framework's name)
 
 
 def default_root():
@@ -123,6 +125,9 @@ class Builder:
         text = _read(pins)
         if self.recipes[release.framework].venv_in_key:
             text += "venv %s\n" % (_read(os.path.join(self.venv(), ".flagtrace-stamp")) or "").strip()
+        base = base_of(pins)
+        if base:  # a wrapper's overlay is rebuilt when the overlay it sits on is
+            text += "on %s %s\n" % (base, (_read(os.path.join(self.overlay(base), ".flagtrace-stamp")) or "").strip())
         return _sha(text)
 
     def _venv_ok(self):
@@ -137,6 +142,7 @@ class Builder:
         pins = self.pin_path(release)
         stamp = _read(os.path.join(self.overlay(release), ".flagtrace-stamp"))
         return bool(pins and stamp and os.path.exists(self.python(release) + "3") and self._venv_ok()
+                    and (not base_of(pins) or self.ready(base_of(pins)))
                     and stamp.strip() == self.overlay_key(release, pins))
 
     # ---------------------------------------------------------------- the one entry point
@@ -154,6 +160,10 @@ class Builder:
                                  "%s` where PyPI is reachable (it is cached in %s)" % (release, release, self.root))
         recipe = self.recipes[release.framework]
         started = time.monotonic()
+        base = base_of(self.pin_path(release))
+        if base and not self.ready(base):  # the release a wrapper sits on, first (it takes the same locks)
+            self.say("%s: sits on %s; building that first" % (release, base))
+            self.build(base)
         os.makedirs(self.logs(release.framework), exist_ok=True)
         os.makedirs(self.logs(SHARED), exist_ok=True)
         with self._lock(SHARED), (self._lock(release.framework) if release.framework != SHARED
@@ -254,6 +264,9 @@ class Builder:
         import importlib
 
         recipe = self.recipes[release.framework]
+        if not recipe.pins_module:
+            raise FlagtraceError("%s: flagtrace ships pin files for %s %s only" % (
+                release, release.framework, ", ".join(pinlib.shipped(release.framework))), ExitCode.USAGE)
         module = importlib.import_module(recipe.pins_module)
         module.WHEELS = os.path.join(self.home(release.framework), "wheels")
         self.say("%s: no pin file shipped; reading its METADATA from PyPI to write one" % release)
@@ -330,14 +343,18 @@ class Builder:
         python = os.path.join(self.venv(), "bin", "python")
         logs, v = self.logs(release.framework), release.version
         import_only = any(re.fullmatch(r"#@smoke\s+import-only\s*", line.strip()) for line in open(pins))
-        self.say("%s: smoke test (import %s)" % (release, recipe.framework if import_only else recipe.smoke_module))
-        env = dict(self._clean_env(), PYTHONPATH=tmp)
+        package = recipe.package or recipe.framework
+        self.say("%s: smoke test (import %s)" % (release, package if import_only else recipe.smoke_module))
+        base = base_of(pins)
+        env = dict(self._clean_env(), PYTHONPATH=tmp + (os.pathsep + self.overlay(base) if base else ""))
         self.run(os.path.join(logs, "overlay-%s-smoke.log" % v),
-                 [python, "-c", _SMOKE, recipe.framework, v, pins, "" if import_only else recipe.smoke_module], env=env)
+                 [python, "-c", _SMOKE, package, v, pins, "" if import_only else recipe.smoke_module], env=env)
         if recipe.pip_check:
             report = subprocess.run([python, "-m", "pip", "check", "--disable-pip-version-check"], env=env,
                                     capture_output=True, text=True).stdout
             bad = _unexpected_pip_check(pins, report)
+            if base:  # what the overlay underneath leaves out, it leaves out here too
+                bad = [line for line in bad if line in _unexpected_pip_check(self.pin_path(base), report)]
             if bad:
                 raise FlagtraceError("%s: pip check names packages the pin file does not leave out: %s"
                                      % (release, "; ".join(bad[:5])))
@@ -345,7 +362,10 @@ class Builder:
     def write_wrappers(self, release, recipe):
         home, v = self.home(release.framework), release.version
         venv_rel = os.path.relpath(self.venv(), home)
-        _write_if_changed(self.python(release), _WRAPPER % {"name": release.framework, "v": v, "venv": venv_rel})
+        base = base_of(self.pin_path(release))
+        under = ":$root/%s" % os.path.relpath(self.overlay(base), home) if base else ""
+        _write_if_changed(self.python(release), _WRAPPER % {"name": release.framework, "v": v, "venv": venv_rel,
+                                                             "under": under})
         for alias in ("python3", "python3.11"):  # what a launch script calls (flagtrace run puts bin/ first on PATH)
             path = os.path.join(os.path.dirname(self.python(release)), alias)
             if not os.path.islink(path):
@@ -427,6 +447,17 @@ def _progress(label):
     return pick
 
 
+def base_of(pins):
+    """The Release a wrapper's pin file sits on (``#@on vllm==0.25.1``), or None."""
+    from .release import Release
+
+    for line in open(pins) if pins else ():
+        words = line.split()
+        if words[:1] == ["#@on"] and len(words) == 2 and "==" in words[1]:
+            return Release(*words[1].split("==", 1))
+    return None
+
+
 def _extracts(pins):
     out = []
     for line in open(pins):
@@ -494,7 +525,7 @@ print("ok", ver)
 _WRAPPER = """#!/bin/sh
 # %(name)s %(v)s interpreter (written by flagtrace's release builder): overlay first on PYTHONPATH, then the shared venv.
 root=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
-PYTHONPATH="$root/overlays/%(v)s${PYTHONPATH:+:$PYTHONPATH}"
+PYTHONPATH="$root/overlays/%(v)s%(under)s${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONPATH
 exec "$root/%(venv)s/bin/python" "$@"
 """

@@ -18,10 +18,15 @@ class Release:
 
 
 def recipes():
-    """{framework: its adapter's Recipe} for every framework adapter."""
+    """{framework: its adapter's Recipe} for every framework adapter, and for each wrapper an adapter builds
+    over its framework (ai-dynamo)."""
     from ..adapters import ADAPTERS
 
-    return {a.name: a().release_recipe() for a in ADAPTERS}
+    out = {}
+    for adapter in (a() for a in ADAPTERS):
+        out[adapter.name] = adapter.release_recipe()
+        out.update(adapter.wrapper_recipes())
+    return out
 
 
 def parse_release(text):
@@ -34,8 +39,9 @@ def parse_release(text):
     name, version = m.group(1).lower(), m.group(2)
     recipe = known.get(name)
     if recipe is None:
-        raise FlagtraceError("--release %s: flagtrace builds releases of %s, not %s"
-                             % (text, " and ".join(known), name), ExitCode.USAGE)
+        names = list(known)
+        raise FlagtraceError("--release %s: flagtrace builds releases of %s and %s, not %s"
+                             % (text, ", ".join(names[:-1]), names[-1], name), ExitCode.USAGE)
     if not recipe.first <= parse_version(version) <= recipe.last:
         raise FlagtraceError("--release %s: %s %s is outside the releases flagtrace supports (%s-%s)"
                              % (text, name, version, _dotted(recipe.first), _dotted(recipe.last)), ExitCode.USAGE)

@@ -67,6 +67,9 @@ class MarkdownReport:
         t = a.get("target", {})
         command = " ".join(t.get("command", [])) or " ".join(t.get("argv", []))
         self.w("```sh\n%s\n```" % command)
+        for s in (a.get("adapter") or {}).get("stand_ins") or []:
+            self.w()
+            self.w("> stood in: %s" % plain(s))
         for line in a.get("inputs") or []:
             self.w()
             self.w("> model: %s" % plain(line))

@@ -133,6 +133,8 @@ class TerminalReport:
         if a.get("adapter"):
             ad = a["adapter"]
             self.p("  adapter      %s" % escape(ad.get("describe") or ad.get("name", "")))
+            for i, s in enumerate(ad.get("stand_ins") or []):  # what a dry run did not contact (Dynamo's runtime)
+                self.p("  %s %s" % ("stood in    " if i == 0 else "            ", escape(s)))
         if a.get("object"):
             stop = (" · stopped at %s" % a["stop"]) if a.get("stop") else ""
             self.p("  object       %s%s" % (escape(a["object"]), escape(stop)))
