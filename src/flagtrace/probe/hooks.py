@@ -43,15 +43,20 @@ def explicit_options(parser, args):
         name, eq, _ = tok.partition("=")
         action = known.get(tok) or (known.get(name) if eq else None)
         typed = tok if tok in known else name
+        # the option string argparse matched: the one typed, or the one an abbreviation stands for
+        # (never another of the action's strings: --no-X and --disable-X mean the opposite)
+        matched = typed
         if action is None and getattr(parser, "allow_abbrev", True) and tok[:2] == prefixes[0] * 2:
-            candidates = {known[o] for o in known if o.startswith(name)}
-            if len(candidates) == 1:
-                action = candidates.pop()
+            options = sorted((o for o in known if o.startswith(name)), key=len)
+            if len({known[o] for o in options}) == 1:
+                action, matched = known[options[0]], options[0]
+        if action is None and tok[:1] in prefixes and tok[1:2] not in prefixes and tok[:2] in known:
+            action = known[tok[:2]]  # a short option with its value attached (-O3, -tp4 is not one)
+            typed = matched = tok[:2]
         if action is None or action.dest in (argparse.SUPPRESS, "help"):
             continue
-        canonical = max(action.option_strings, key=len) if action.option_strings else typed
-        found.append({"dest": action.dest, "typed": typed, "option": canonical, "index": index,
-                      "inline": bool(eq)})
+        found.append({"dest": action.dest, "typed": typed, "option": matched, "index": index,
+                      "inline": bool(eq) or len(tok) > len(typed)})
     return found
 
 

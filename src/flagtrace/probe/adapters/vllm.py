@@ -195,7 +195,31 @@ class Resolution:
             for action in parse.get("actions", []):
                 if action.get("group"):
                     groups[action["dest"]] = action["group"]
-        return vllm_fields.engine_arg_paths(source, holders, groups), vllm_fields.engine_arg_copies(source, holders)
+        sites = vllm_fields.engine_arg_copy_sites(source, holders)
+        return vllm_fields.engine_arg_paths(source, holders, groups), self.copied_values(source_file, sites)
+
+    def copied_values(self, source_file, sites):
+        """EngineArgs attribute -> [(field, the value the copying statement wrote, or None where it
+        did not run)]: the option asked for that value of the field, converted or not."""
+        at_line = {}
+        for attr, path, first, last in sites:
+            for line in range(first, last + 1):
+                at_line.setdefault(line, []).append(path)
+        written = {}
+        for event in self.trace.events:
+            at = event.get("at")
+            if event.get("kind") != "write" or event.get("how") == "init" or not at \
+                    or at.get("line") not in at_line or at.get("file") != source_file:
+                continue
+            leaf = event["field"].rsplit(".", 1)[-1]
+            for path in at_line[at["line"]]:
+                if path.rsplit(".", 1)[-1] == leaf:
+                    written[path] = event["new"]  # the latest resolution's
+        out = {}
+        for attr, path, _first, _last in sites:
+            if all(path != p for p, _ in out.get(attr, ())):
+                out.setdefault(attr, []).append((path, written.get(path)))
+        return out
 
     def name_requests(self, heads, config_fields, copies=None):
         """Each explicit option names the config field it becomes, and the fields the builder
@@ -208,7 +232,9 @@ class Resolution:
             for ex in parse.get("explicit", []):
                 if ex["dest"] not in heads and heads.get(renamed.get(ex["dest"])):
                     ex = dict(ex, dest=renamed[ex["dest"]])
-                named.extend(dict(ex, field=p) for p in (copies or {}).get(ex["dest"], ()) if p != heads.get(ex["dest"]))
+                for p, value in (copies or {}).get(ex["dest"], ()):
+                    if p != heads.get(ex["dest"]):  # copied into another config's field: asked for there too
+                        named.append(dict(ex, field=p, value=value) if value is not None else dict(ex, field=p))
                 path = heads.get(ex["dest"]) or (ex["dest"] if ex["dest"] in config_fields else None)
                 if path is None:
                     named.append(ex)
@@ -251,8 +277,8 @@ def _option_value(args, ex):
     if index is None or index >= len(args):
         return None
     token = args[index]
-    if ex.get("inline"):
-        return token.split("=", 1)[1]
+    if ex.get("inline"):  # --x=V, or a short option with its value attached (-O3)
+        return token.split("=", 1)[1] if "=" in token else token[len(ex.get("typed") or ""):]
     return args[index + 1] if index + 1 < len(args) else None
 
 

@@ -47,17 +47,97 @@ def engine_arg_copies(source, holders):
     """EngineArgs attribute -> the fields of configs the builder holds that it is copied into
     (``self.structured_outputs_config.reasoning_parser = self.reasoning_parser``): the option
     of that attribute decides those fields too."""
+    out = {}
+    for attr, path, _first, _last in engine_arg_copy_sites(source, holders):
+        if path not in out.setdefault(attr, []):
+            out[attr].append(path)
+    return {k: v for k, v in out.items() if v}
+
+
+def _chain(node):
+    """``a.b.c`` -> ("a", ["b", "c"]); (None, None) for anything else."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id, attrs[::-1]
+    return None, None
+
+
+def _read_attr(node):
+    """The one ``self.attr`` an expression reads (``self.a``, ``cast(T, self.a)``,
+    ``Enum[self.a.upper()]``), or None where it reads none or several."""
+    attr = _self_attr(node)
+    if attr:
+        return attr
+    found = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+             and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    return found.pop() if len(found) == 1 else None
+
+
+def _local_holders(func, holders, held):
+    """Local name -> the VllmConfig path of the config it holds, in one builder function: a local
+    passed as a keyword to a config's constructor (``VllmConfig(compilation_config=cc)``,
+    ``ParallelConfig(eplb_config=e)``), or another name of a held config of the builder
+    (``so_config = self.structured_outputs_config``; a deep copy counts only once handed over)."""
+    out = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if not name or not _CLASS_NAME.fullmatch(name):
+                continue
+            prefix = "" if name == ROOT else holders.get(name)
+            if prefix is None:
+                continue
+            for kw in node.keywords:
+                if kw.arg and isinstance(kw.value, ast.Name):
+                    out.setdefault(kw.value.id, kw.arg if not prefix else prefix + "." + kw.arg)
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            holder = _self_attr(node.value)
+            if holder in held:
+                out.setdefault(node.targets[0].id, holder)
+    return out
+
+
+def engine_arg_copy_sites(source, holders):
+    """(EngineArgs attribute, config field, first line, last line) for each statement of the builder
+    that copies the attribute into a field of a config it hands to ``VllmConfig``: through one of its
+    own held configs (``self.structured_outputs_config.reasoning_parser = self.reasoning_parser``) or
+    through a local copy of one (``compilation_config = copy.deepcopy(self.compilation_config)``, then
+    ``compilation_config.max_cudagraph_capture_size = self.max_cudagraph_capture_size``). The value may
+    be converted on the way (``MambaBackendEnum[self.mamba_backend.upper()]``): it still comes from
+    that one attribute."""
     tree = parse(source)
     held = set(holders.values())
-    out = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
-            target, attr = node.targets[0], _self_attr(node.value)
-            holder = _self_attr(target.value)
-            path = "%s.%s" % (holder, target.attr)
-            if attr and holder in held and path not in out.setdefault(attr, []):
-                out[attr].append(path)
-    return {k: v for k, v in out.items() if v}
+    out = []
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] \
+        if tree is not None else ()
+    for func in funcs:
+        locals_ = None
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Attribute)):
+                continue
+            root, attrs = _chain(node.targets[0])
+            if root is None or len(attrs) < (2 if root == "self" else 1):
+                continue
+            if root == "self":
+                if attrs[0] not in held:
+                    continue
+                path = ".".join(attrs)
+            else:
+                if locals_ is None:
+                    locals_ = _local_holders(func, holders, held)
+                if root not in locals_:
+                    continue
+                path = locals_[root] + "." + ".".join(attrs)
+            attr = _read_attr(node.value)
+            if attr and attr not in held:  # not a held config's own field read back
+                out.append((attr, path, node.lineno, getattr(node, "end_lineno", None) or node.lineno))
+    return out
 
 
 def engine_arg_paths(source, holders, groups=None):

@@ -1,0 +1,67 @@
+"""What the user asked for, as vLLM's own resolution received it (issue 24), on real releases with
+simulated GPUs: a request copied into a nested config keeps its verdict, enum-valued fields are
+listed with their values, ``requested.option`` is the option string argparse matched, a simulation
+gap is reported as one, and vLLM's parser speaks before flagtrace's own input checks."""
+import pytest
+
+from vllm_support import LLAMA31, line_in, releases, run_vllm
+
+COPIED = [v for v in ("0.11.2", "0.33.0", "0.34.0") if v in releases()]
+# One command for the requests below (cached per command).
+ASKED = [LLAMA31, "--max-cudagraph-capture-size", "1000", "--enable-prefix-caching", "--trust-remote-code"]
+
+
+@pytest.mark.parametrize("version", COPIED)
+def test_an_option_copied_into_a_nested_config_keeps_its_request(version):
+    """``compilation_config = copy.deepcopy(self.compilation_config)`` then
+    ``compilation_config.max_cudagraph_capture_size = self.max_cudagraph_capture_size``: 1000 was
+    asked for and vLLM truncated it to the largest capture size, 992. Before: *decided* 992 (the
+    request was lost in the copy)."""
+    run = run_vllm(version, ASKED)
+    assert run.rc == 0, run
+    f = run.field("compilation_config.max_cudagraph_capture_size")
+    assert f["verdict"] == "overridden" and f["origin"] == "cli", f
+    assert f["requested"]["option"] == f["requested"]["typed"] == "--max-cudagraph-capture-size"
+    assert f["final"]["value"] == 992
+    asked, truncated = f["changes"]
+    assert (asked["old"]["value"], asked["new"]["value"]) == (None, 1000)
+    assert asked["func"] == "EngineArgs.create_engine_config" and asked["file"].endswith("vllm/engine/arg_utils.py")
+    assert asked["line"] == line_in(version, "engine/arg_utils.py", "create_engine_config",
+                                    "compilation_config.max_cudagraph_capture_size = (")
+    assert (truncated["old"]["value"], truncated["new"]["value"]) == (1000, 992)
+    assert truncated["func"] == "VllmConfig._set_cudagraph_sizes" and truncated["file"].endswith("vllm/config/vllm.py")
+    assert truncated["line"] == line_in(version, "config/vllm.py", "_set_cudagraph_sizes",
+                                        "self.compilation_config.max_cudagraph_capture_size = valid_max_size")
+    if version == "0.33.0":
+        assert (asked["line"], truncated["line"]) == (2847, 2631)
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.33.0",) if v in releases()])
+def test_options_copied_after_conversion_are_requests_too(version):
+    """``kernel_config.moe_backend = self.moe_backend`` (a deep copy handed to VllmConfig) and
+    ``mamba_config.backend = MambaBackendEnum[self.mamba_backend.upper()]`` (converted on the way).
+    Before: decided 'auto' -> 'triton' and default."""
+    run = run_vllm(version, [LLAMA31, "--moe-backend", "triton", "--mamba-backend", "triton"])
+    assert run.rc == 0, run
+    moe = run.field("kernel_config.moe_backend")
+    assert moe["verdict"] == "honoured" and moe["requested"]["option"] == "--moe-backend"
+    [c] = moe["changes"]
+    assert (c["old"]["value"], c["new"]["value"]) == ("auto", "triton")
+    assert (c["func"], c["line"]) == ("EngineArgs.create_engine_config", 2801)
+    mamba = run.field("mamba_config.backend")
+    assert mamba["verdict"] == "honoured" and mamba["requested"]["typed"] == "--mamba-backend"
+    assert mamba["final"]["repr"] == "MambaBackendEnum.TRITON"
+
+
+@pytest.mark.parametrize("version", COPIED)
+def test_requested_option_is_the_one_typed_not_the_longest(version):
+    """vLLM's switches carry two option strings of opposite meaning (``--enable-prefix-caching`` /
+    ``--disable-prefix-caching`` on 0.33+, ``--trust-remote-code`` / ``--no-trust-remote-code``);
+    the JSON named the longest. Before: ``--disable-prefix-caching`` / ``--no-trust-remote-code``."""
+    run = run_vllm(version, ASKED)
+    assert run.rc == 0, run
+    for field, option in (("cache_config.enable_prefix_caching", "--enable-prefix-caching"),
+                          ("model_config.trust_remote_code", "--trust-remote-code")):
+        f = run.field(field)
+        assert f["verdict"] == "honoured" and f["final"]["value"] is True, f
+        assert f["requested"] == {"option": option, "typed": option}, f["requested"]
