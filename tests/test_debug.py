@@ -1,15 +1,19 @@
 """flagtrace debug: flagtrace about itself, and what a command would get."""
 from ft_support import PY, example, run_sub
 from flagtrace import __version__, gpus
+from flagtrace.envs.pinlib import shipped
 
 
 def test_debug_names_version_data_profiles_and_adapters(tmp_path):
-    r = run_sub(["debug"], env={"FLAGTRACE_CACHE_DIR": str(tmp_path)})
+    r = run_sub(["debug"], env={"FLAGTRACE_CACHE_DIR": str(tmp_path), "FLAGTRACE_ENVS": None})
     assert r.rc == 0, r
     lines = r.out.splitlines()
     assert lines[0] == "flagtrace %s" % __version__
     text = r.out
-    assert "gpus.toml, sglang_flags.toml, sglang_renames.toml" in text
+    assert "gpus.toml, images.toml, sglang_flags.toml, sglang_renames.toml" in text
+    assert "  releases     %s: 0 built (flagtrace env list; FLAGTRACE_ENVS overrides); installer " % (tmp_path / "envs") \
+        in text
+    assert "  pin files    " in text and "sglang %d, vllm %d" % (len(shipped("sglang")), len(shipped("vllm"))) in text
     assert "gpu profiles %d: " % len(gpus.load_profiles()) in text and "B200" in text
     assert "stand-ins    " in text and "sgl_kernel" in text
     assert "cache        %s (0 import lists, 0 internal-error tracebacks" % tmp_path in text

@@ -25,7 +25,9 @@ def run_debug(opts, asked, command, out):
     w("flagtrace %s\n" % __version__)
     w("  package      %s\n" % os.path.dirname(os.path.abspath(__file__)))
     w("  python       %s (Python %s)\n" % (sys.executable, sys.version.split()[0]))
-    w("  data         %s: %s\n" % (DATA, ", ".join(sorted(f for f in os.listdir(DATA) if not f.startswith(".")))))
+    w("  data         %s: %s\n" % (DATA, ", ".join(sorted(f for f in os.listdir(DATA) if not f.startswith(".")
+                                                          and os.path.isfile(os.path.join(DATA, f))))))
+    _releases(w)
     w("  models       %s: %d bundled configs (flagtrace models; FLAGTRACE_MODELS overrides); Hugging Face "
       "cache %s\n" % (modelconfigs.MODELS, len(modelconfigs.catalog()), modelconfigs.hub_cache()))
     profiles = gpus.load_profiles()
@@ -48,6 +50,20 @@ def run_debug(opts, asked, command, out):
     if command:
         _command(asked.here(), command, w)
     return ExitCode.OK
+
+
+def _releases(w):
+    """Where --release builds and finds releases, what is built there, and the pin files shipped."""
+    from .envs.build import Builder
+    from .envs.installer import describe
+    from .envs.pinlib import PINS, shipped
+    from .envs.release import recipes
+
+    builder = Builder()
+    built = builder.built()
+    w("  releases     %s: %d built (flagtrace env list; FLAGTRACE_ENVS overrides); installer %s\n"
+      % (builder.root, len(built), describe()))
+    w("  pin files    %s: %s\n" % (PINS, ", ".join("%s %d" % (name, len(shipped(name))) for name in recipes())))
 
 
 def _command(asked, command, w):

@@ -141,7 +141,7 @@ class Builder:
         """Whether the release is built and up to date (no build step would run)."""
         pins = self.pin_path(release)
         stamp = _read(os.path.join(self.overlay(release), ".flagtrace-stamp"))
-        return bool(pins and stamp and os.path.exists(self.python(release) + "3") and self._venv_ok()
+        return bool(pins and stamp and os.path.exists(self.python(release)) and self._venv_ok()
                     and (not base_of(pins) or self.ready(base_of(pins)))
                     and stamp.strip() == self.overlay_key(release, pins))
 
@@ -150,6 +150,7 @@ class Builder:
         """The release's bin/python, built first where it is missing or stale."""
         if not self.ready(release):
             self.build(release)
+        self._aliases(release)
         with contextlib.suppress(OSError):
             os.utime(os.path.join(self.overlay(release), ".flagtrace-stamp"))  # last use, for env list/prune
         return self.python(release)
@@ -366,10 +367,7 @@ class Builder:
         under = ":$root/%s" % os.path.relpath(self.overlay(base), home) if base else ""
         _write_if_changed(self.python(release), _WRAPPER % {"name": release.framework, "v": v, "venv": venv_rel,
                                                              "under": under})
-        for alias in ("python3", "python3.11"):  # what a launch script calls (flagtrace run puts bin/ first on PATH)
-            path = os.path.join(os.path.dirname(self.python(release)), alias)
-            if not os.path.islink(path):
-                os.symlink("python", path)
+        self._aliases(release)
         entry_points = ""
         for name in os.listdir(self.overlay(release)):
             if name.endswith(".dist-info") and pinlib.norm(name.split("-")[0]) == pinlib.norm(recipe.framework):
@@ -380,6 +378,15 @@ class Builder:
                 _write_if_changed(os.path.join(home, v, "bin", script), _SCRIPT % {
                     "bin": os.path.realpath(os.path.dirname(self.python(release))), "name": release.framework,
                     "v": v, "script": script, "target": target, "module": module, "function": function})
+
+    def _aliases(self, release):
+        """bin/python3 and bin/python3.11 beside bin/python: what a launch script calls (flagtrace run puts the
+        release's bin/ first on PATH)."""
+        for alias in ("python3", "python3.11"):
+            path = os.path.join(os.path.dirname(self.python(release)), alias)
+            if not os.path.islink(path):
+                with contextlib.suppress(FileExistsError):
+                    os.symlink("python", path)
 
     # ---------------------------------------------------------------- list / prune
     def built(self):
