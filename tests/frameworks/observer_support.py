@@ -27,7 +27,8 @@ from sglang_support import LLAMA3, python_for
 
 # The effective config as the runtime gets it: 0.4.0-0.5.18 the fields after prepare_server_args
 # (every attribute, as flagtrace reports them); 0.5.19+ resolution_result per field after
-# resolve_once(), where resolved_dict() reports a scalar its own way (enable_dp_attention).
+# resolve_once() (not resolved_dict(), which reports enable_dp_attention as attn_dp_size > 1 for
+# /server_info on 0.5.23 while resolution leaves the field as declared).
 _FORK = r"""
 import json, os, sys
 
@@ -62,21 +63,16 @@ import dataclasses
 from _flagtrace_probe.values import describe
 import sglang.srt.server_args as sa
 
-SCALARS = (bool, int, float, str, type(None))
 
 def effective(args):
     if not hasattr(type(args), "resolve_once"):
         return {k: describe(v, k)["repr"] for k, v in vars(args).items()}
     args.resolve_once()
     from sglang.srt.arg_groups.overrides import resolution_result
-    plain = args.resolved_dict()
     out = {}
     names = getattr(type(args), "__struct_fields__", None) or [f.name for f in dataclasses.fields(args)]
     for name in names:
-        value = resolution_result(args, name)
-        if type(value) in SCALARS and type(plain.get(name)) in SCALARS:
-            value = plain[name]
-        out[name] = describe(value, name)["repr"]
+        out[name] = describe(resolution_result(args, name), name)["repr"]
     return out
 
 def resolve(argv, env):

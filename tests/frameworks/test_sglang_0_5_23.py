@@ -198,3 +198,28 @@ def test_deepseek_page_size_is_credited_to_the_local_that_decided_it():
     assert backend["value"]["value"] == "trtllm_mla" and backend["origin"] == "decided"
     assert backend["set_by"]["func"] == "_deepseek_family_overrides"
     assert all(r.get("local") != "page_size" for r in local["reads"])  # its value there is not the final one
+
+
+def test_declared_override_of_an_explicit_flag_is_an_override():
+    """issue 24: ``--dp-size 8 --enable-dp-attention`` is the deprecated spelling of
+    ``--attn-dp-size 8``; handle_deprecated_dp_attention declares attn_dp_size=8, dp_size=1 and
+    enable_dp_attention=False, which resolution_result returns. Before: enable_dp_attention was shown
+    honoured True (resolved_dict's /server_info value, attn_dp_size > 1) with that very change."""
+    run = run_sglang(VERSION, ["--model-path", LLAMA3, "--tp", "8", "--dp-size", "8", "--enable-dp-attention"],
+                     gpu="B200x8")
+    assert run.rc == 0, run
+    hook = "arg_groups/parallel_hook.py"
+    expected = {"enable_dp_attention": ("overridden", True, False, 59, "declare_resolution("),
+                "dp_size": ("overridden", 8, 1, 53, "declare_resolution("),
+                "attn_dp_size": ("decided", 1, 8, 53, "declare_resolution(")}
+    for name, (verdict, old, new, line, src) in expected.items():
+        field = run.field(name)
+        assert (field["verdict"], field["initial"]["value"], field["final"]["value"]) == (verdict, old, new), field
+        change, declared = declared_change(run, name)
+        assert (change["old"]["value"], change["new"]["value"]) == (old, new)
+        assert change["func"] == "handle_deprecated_dp_attention" and change["file"].endswith(hook)
+        assert change["line"] == line and source_line(hook, line) == src
+        assert declared["source"] == "_handle_deprecated_dp_attention"
+    assert run.field("enable_dp_attention")["requested"] == {"option": "--enable-dp-attention",
+                                                            "typed": "--enable-dp-attention"}
+    assert run.field("dp_size")["requested"]["typed"] == "--dp-size"

@@ -27,7 +27,6 @@ from .sglang_declarations import decider, noting_return, outside
 RECORD = "sglang.srt.server_args"
 DECLARATIONS = "sglang.srt.arg_groups.overrides"
 STOP = "sglang.srt.server_args:ServerArgs.resolve_once"
-_SCALARS = (bool, int, float, str, type(None))
 
 
 class _Stash(list):
@@ -238,22 +237,15 @@ class SealedRecord:
                 trace.declaring = None
 
     def effective_items(self, record):
-        """The fields as the runtime will see them: ``resolution_result``; where ``resolved_dict``
-        reports a scalar differently (a deprecated field derived from its successor), that."""
+        """The fields as the runtime will see them: ``resolution_result``, the last declaration of
+        each (else its input, else its fallback). Not ``resolved_dict``: it reports a deprecated
+        field as derived from its successor (0.5.23: ``enable_dp_attention`` is ``attn_dp_size > 1``
+        there, for ``/server_info``), while resolution left the field as declared (False), and a
+        declared override of an explicit field must show as one."""
         result = getattr(self.overrides, "resolution_result", None)
         if result is None:
             return [(name, getattr(record, name, None)) for name in self.fields]
-        try:
-            plain = record.resolved_dict()
-        except Exception:
-            plain = {}
-        out = []
-        for name in self.fields:
-            value = result(record, name)
-            if name in plain and type(value) in _SCALARS and type(plain[name]) in _SCALARS:
-                value = plain[name]
-            out.append((name, value))
-        return out
+        return [(name, result(record, name)) for name in self.fields]
 
     def record_fallbacks(self, record):
         """A field no one declared, given as None, that ``resolution_result`` fills from its
