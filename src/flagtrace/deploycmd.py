@@ -156,7 +156,8 @@ def resolve_all(opts, items, asked, err, twice=False):
     pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err)
     groups, keys, out = {}, [], []
     for launch in items:
-        row = {"source": launch.source, "name": launch.name, "image": launch.image, "release": launch.release}
+        row = {"source": launch.source, "name": launch.name, "image": launch.image,
+               "release": opts.release[0] if opts.release and not launch.wrapper else launch.release}
         slot = None
         if launch.problem:
             row.update(status="input", exit=int(ExitCode.USAGE), message=launch.problem)

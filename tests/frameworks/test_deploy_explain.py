@@ -137,3 +137,25 @@ def test_lock_then_check_fails_on_drift_and_says_what_set_the_new_value(tmp_path
     drift = {d["field"]: d for d in moved.doc["rows"][0]["drift"]}
     assert drift["model_config.max_model_len"] == {"field": "model_config.max_model_len", "locked": "4096",
                                                    "now": "8192", "by": "asked for with --max-model-len"}
+
+
+@pytest.mark.skipif(not (built("sglang", "0.5.23") and built("sglang", "0.5.15")),
+                    reason="sglang 0.5.15 and 0.5.23 are built by make sglang-env")
+def test_sglangs_own_lws_pd_example_leader_and_worker():
+    """SGLang's LeaderWorkerSet P/D decode example (DeepSeek-R1-0528, 2 x 8 GPUs): on its :latest image (0.5.23)
+    both commands are refused (--cuda-graph-max-bs went in 0.5.20); on 0.5.15 both resolve, env expanded
+    ($(LWS_GROUP_SIZE) -> --nnodes 2) and the GPU count taken from the manifest."""
+    manifest = os.path.join(MANIFESTS, "sglang-k8s-lws-pd-decode.yaml")
+    common = ["check", "-f", manifest, "--gpu", "H200", "--model-config", "deepseek-ai/DeepSeek-R1", "--format", "json"]
+    latest = flagtrace(common, HF_HUB_OFFLINE="1")
+    assert latest.rc == ExitCode.TARGET_RAISED, latest
+    assert [(r["status"], r["release"]) for r in latest.doc["rows"]] == [("error", "sglang==0.5.23")] * 2
+    assert all("ambiguous option: --cuda-graph-max-bs" in r["message"] for r in latest.doc["rows"])
+    older = flagtrace(common + ["--release", "sglang==0.5.15"], HF_HUB_OFFLINE="1")
+    assert older.rc == 0, older
+    leader, worker = older.doc["rows"]
+    assert (leader["status"], leader["release"]) == ("resolved", "sglang==0.5.15")
+    assert leader["name"].endswith("leader container sglang-leader") and worker["name"].endswith(
+        "worker container sglang-worker")
+    tokens = [t["text"] for t in worker["deployment"]["tokens"]]
+    assert tokens[tokens.index("--nnodes") + 1] == "2" and worker["deployment"]["gpus"] == 8
