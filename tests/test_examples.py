@@ -499,3 +499,22 @@ def test_an_edit_in_place_flagtrace_did_not_see_is_not_called_unchanged():
     assert (f["initial"]["value"], f["final"]["value"], f["changes"]) == ([], ["/opt/kernels"], [])
     assert f["verdict"] == "decided"
     assert f["note"].startswith("changed without an assignment flagtrace saw")
+
+
+# -- enum-valued fields (issue 24) --------------------------------------------------------------
+def test_enum_fields_are_values_listed_with_their_verdicts():
+    """A member of an enum defined beside the config was adopted as a nested config: its internals
+    (level._value_, level._name_) listed and the field itself dropped."""
+    doc = explain_json("enum_fields.py", ["--level", "3"], "enum_fields:Config", "enum_fields:start").doc
+    names = [f["field"] for f in doc["fields"]]
+    assert sorted(names) == ["eager", "level", "shapes"], names
+    level = field(doc, "level")
+    # '3' converted to Level.O3 is the value asked for, not an override
+    assert (level["verdict"], level["initial"]["value"], level["final"]["repr"]) == ("honoured", "3", "Level.O3")
+    [c] = level["changes"]
+    assert (c["func"], c["line"]) == ("Config.__post_init__", line_of("enum_fields.py", "self.level = Level(int("))
+    assert (field(doc, "shapes")["verdict"], field(doc, "shapes")["final"]["value"]) == ("default", "backed")
+    doc = explain_json("enum_fields.py", ["--level", "3", "--eager"], "enum_fields:Config", "enum_fields:start").doc
+    level = field(doc, "level")
+    assert (level["verdict"], level["final"]["repr"]) == ("overridden", "Level.O0")
+    assert level["changes"][-1]["line"] == line_of("enum_fields.py", "self.level = Level.O0")

@@ -65,3 +65,41 @@ def test_requested_option_is_the_one_typed_not_the_longest(version):
         f = run.field(field)
         assert f["verdict"] == "honoured" and f["final"]["value"] is True, f
         assert f["requested"] == {"option": option, "typed": option}, f["requested"]
+
+
+ENUMS = [v for v in ("0.33.0", "0.34.0") if v in releases()]
+
+
+@pytest.mark.parametrize("version", ENUMS)
+def test_enum_valued_fields_are_listed_with_their_values(version):
+    """``optimization_level`` (an IntEnum) and ``compilation_config.dynamic_shapes_config.type`` (an
+    Enum of vllm.config): their members were taken for nested configs, recorded as the enum's
+    internals (``optimization_level._value_``, ``._name_``) and the fields themselves dropped. Before:
+    neither field listed. The validator's conversion '3' -> OptimizationLevel.O3 is the value asked
+    for (honoured), and -O3 is what was typed (vLLM rewrites it to --optimization-level 3)."""
+    run = run_vllm(version, [LLAMA31, "-O3", "-cc.dynamic_shapes_config.type=unbacked"])
+    assert run.rc == 0, run
+    names = [f["field"] for f in run.doc["fields"]]
+    assert not [n for n in names if n.rsplit(".", 1)[-1] in ("_value_", "_name_", "__objclass__", "_sort_order_")]
+    level = run.field("optimization_level")
+    assert (level["verdict"], level["origin"]) == ("honoured", "cli"), level
+    assert level["requested"] == {"option": "--optimization-level", "typed": "-O3"}
+    assert (level["initial"]["value"], level["final"]["repr"], level["final"]["value"]) == ("3", "OptimizationLevel.O3", 3)
+    [converted] = level["changes"]  # pydantic's validation of VllmConfig(optimization_level='3')
+    assert (converted["old"]["value"], converted["new"]["repr"]) == ("3", "OptimizationLevel.O3")
+    assert converted["func"] == "complete_dataclass.<locals>.__init__"
+    assert converted["file"].endswith("pydantic/_internal/_dataclasses.py")
+    shapes = run.field("compilation_config.dynamic_shapes_config.type")
+    assert (shapes["verdict"], shapes["origin"]) == ("honoured", "cli"), shapes
+    assert shapes["requested"]["typed"] == "-cc.dynamic_shapes_config.type"
+    assert shapes["final"] == {"repr": "DynamicShapesType.UNBACKED", "value": "unbacked", "type": "DynamicShapesType"}
+    assert shapes["changes"] == []
+
+
+@pytest.mark.parametrize("version", ENUMS[:1])
+def test_an_enum_field_left_alone_is_default(version):
+    run = run_vllm(version, ASKED)
+    shapes = run.field("compilation_config.dynamic_shapes_config.type")
+    assert (shapes["verdict"], shapes["final"]["repr"]) == ("default", "DynamicShapesType.BACKED")
+    level = run.field("optimization_level")
+    assert level["verdict"] == "default" and level["final"]["repr"] == "OptimizationLevel.O2"

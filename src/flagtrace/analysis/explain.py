@@ -66,6 +66,34 @@ def _same(a, b):
     return a.get("repr") == b.get("repr")
 
 
+def _enum_parts(d):
+    """(NAME, value) of a recorded enum member (its repr is ``Type.NAME``), else None."""
+    kind, text = d.get("type"), d.get("repr")
+    if isinstance(kind, str) and isinstance(text, str) and text.startswith(kind + ".") and kind:
+        return text[len(kind) + 1:], d.get("value")
+    return None
+
+
+def _same_value(a, b):
+    """``_same``, or one is the enum member the other names, as a validator converts it ('3' or 3
+    -> OptimizationLevel.O3, 'backed' -> DynamicShapesType.BACKED): the verdict is about the value,
+    not its type."""
+    if _same(a, b):
+        return True
+    if a is None or b is None:
+        return False
+    for member, other in ((a, b), (b, a)):
+        parts = _enum_parts(member)
+        plain = other.get("value")
+        if parts is None or _enum_parts(other) is not None or not isinstance(plain, (str, int)) \
+                or isinstance(plain, bool):
+            continue
+        name, value = parts
+        if str(plain) == str(value) or str(plain).lower() == name.lower():
+            return True
+    return False
+
+
 def _where(event):
     at = event.get("at") or {}
     return {"func": at.get("func"), "file": at.get("file"), "line": at.get("line"), "src": at.get("src")}
@@ -178,9 +206,10 @@ class Explainer:
         request = self.requests.get(field)
         if request is not None:
             # a config built first and given the request afterwards (a copy) starts elsewhere
-            verdict = "honoured" if _same(start, final) or _same(request.get("value"), final) else "overridden"
+            verdict = "honoured" if _same_value(start, final) or _same_value(request.get("value"), final) \
+                else "overridden"
         else:
-            verdict = "default" if _same(start, final) else "decided"
+            verdict = "default" if _same_value(start, final) else "decided"
         if request is not None:
             origin = request["source"]
         else:

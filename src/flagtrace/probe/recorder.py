@@ -12,6 +12,7 @@ Three mechanisms, cheapest first:
 Standard library only, Python >= 3.9.
 """
 import dataclasses
+import enum
 import functools
 import gc
 import linecache
@@ -147,7 +148,9 @@ def _is(value, types):
 
 def _is_config_object(value, root_class, nested_classes=()):
     klass = type(value)
-    if issubclass(klass, type):
+    # An enum member is a value, not a config: its __dict__ holds the enum's internals (_value_,
+    # _name_), which would be reported as its fields and the field itself dropped.
+    if issubclass(klass, (type, enum.Enum)):
         return False
     if dataclasses.is_dataclass(klass) or (nested_classes and issubclass(klass, nested_classes)):
         return True

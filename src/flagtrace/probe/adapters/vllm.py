@@ -232,6 +232,9 @@ class Resolution:
             for ex in parse.get("explicit", []):
                 if ex["dest"] not in heads and heads.get(renamed.get(ex["dest"])):
                     ex = dict(ex, dest=renamed[ex["dest"]])
+                typed = _as_typed(argv, ex)
+                if typed != ex["typed"]:
+                    ex = dict(ex, typed=typed)
                 for p, value in (copies or {}).get(ex["dest"], ()):
                     if p != heads.get(ex["dest"]):  # copied into another config's field: asked for there too
                         named.append(dict(ex, field=p, value=value) if value is not None else dict(ex, field=p))
@@ -247,7 +250,8 @@ class Resolution:
                 for key, leaf in keys:
                     typed = next((a.split("=", 1)[0] for a in argv
                                   if a.split("=", 1)[0].replace("_", "-") in
-                                  ("%s.%s" % (opt, key) for opt in _option_names(parse, ex))), ex["typed"])
+                                  (("%s.%s" % (opt, key)).replace("_", "-") for opt in _option_names(parse, ex))),
+                                 ex["typed"])
                     named.append(dict(ex, field=path + "." + key, typed=typed, value=describe(leaf, key)))
             parse["explicit"] = named
 
@@ -263,6 +267,25 @@ def _renames(parse):
         if m and m.group(1) == write.get("name"):
             out[m.group(2)] = m.group(1)
     return out
+
+
+def _as_typed(argv, ex):
+    """The token the user typed for an option argparse saw: vLLM's parser rewrites the command
+    line first (``--max_num_seqs`` -> ``--max-num-seqs``, ``-O3`` / ``-O 3`` -> ``--optimization-level 3``)."""
+    typed = ex.get("typed")
+    if ex.get("positional") or not isinstance(typed, str) or not typed.startswith("--"):
+        return typed
+    heads = [a.split("=", 1)[0] for a in argv]
+    if typed in heads:
+        return typed
+    for head in heads:
+        if head.startswith("--") and head.replace("_", "-") == typed:
+            return head
+    if typed == "--optimization-level":
+        for token in argv:
+            if token.startswith("-O") and not token.startswith("--"):
+                return token.split("=", 1)[0]
+    return typed
 
 
 def _option_names(parse, ex):
