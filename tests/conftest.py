@@ -44,6 +44,8 @@ LONGEST_FIRST = (
     "frameworks/test_vllm_env.py",
     "frameworks/test_sglang_observer.py",
     "frameworks/test_sglang_observer_matrix.py",  # its batch: 162 s
+    "frameworks/test_deploy_explain.py",  # gates over real manifests: ~4 min
+    "frameworks/test_release_on_demand.py",  # builds an overlay, then explain/diff/run: ~1.5 min
 )
 
 
