@@ -155,8 +155,7 @@ def obtain_trace(opts, asked, command, err):
     profile = gpus.choose(opts.gpu, opts.gpu_profile)
     target = remote.parse_target(command, asked)  # parse_command, or the remote twin with --via
     adapter = choose_adapter(target, asked)
-    target, models = adapter.prepare(target, asked)
-    request = modelconfigs.into_request(adapter.request(target, asked), models)
+    target, request, deferred = prepare_request(adapter, target, asked)
     # the probe reports a typed --watch / --stop-at whose module or name never appears
     request["user_specs"] = list(opts.watch) + list(opts.stop_at)
     if profile is not None:
@@ -172,12 +171,38 @@ def obtain_trace(opts, asked, command, err):
         result = remote.launcher(asked)(target, request, opts.timeout, env=adapter.environment(target, asked),
                                        on_wait=progress.tick if progress.enabled else None,
                                        alongside=lambda hint: Prewarm(hint, report_modules).start())
+    except FlagtraceError:
+        if deferred is not None:
+            raise deferred  # the framework never got to parse: flagtrace's own answer stands
+        raise
     finally:
         progress.done()
     trace = tracefile.check(result.trace)
     if opts.save_trace:
         tracefile.save(trace, opts.save_trace)
+    if deferred is not None and not any(p.get("error") for p in trace.get("parses", [])):
+        raise deferred
     return trace, result
+
+
+def prepare_request(adapter, target, asked):
+    """(target, request, deferred): the target with the configs that stand for its models, and the
+    probe's request. flagtrace's own checks of the command's input (the model it names: the adapter's
+    check, modelconfigs) do not pre-empt the framework's parser: a usage error of theirs is deferred
+    (``deferred``), the command runs as typed up to its parser, where the probe stops it
+    (``request["input_error"]``), and the error is the answer only if the parser accepted the command
+    or never ran (``vllm serve vllm serve MODEL``: vLLM's "unrecognized arguments", not "--model vllm
+    does not exist here")."""
+    try:
+        prepared, models = adapter.prepare(target, asked)
+        return prepared, modelconfigs.into_request(adapter.request(prepared, asked), models), None
+    except FlagtraceError as exc:
+        if exc.code != ExitCode.USAGE or asked.via or not hasattr(adapter, "check"):
+            raise
+        deferred = exc
+    request = adapter.request(target, asked, check=False)
+    request["input_error"] = str(deferred)
+    return target, request, deferred
 
 
 def check_outcome(trace, result):

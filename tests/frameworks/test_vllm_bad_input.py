@@ -68,3 +68,27 @@ def test_model_inspection_subprocess_failing_is_explained_with_what_it_logged(tm
     assert error["site"]["func"] == "_ModelRegistry._raise_for_unsupported"
     [log] = [entry for entry in error["logs"] if "inspecting model architecture" in entry["message"]]
     assert log["level"] == "ERROR" and "injected: model inspection failed" in log["message"]
+
+
+def test_the_parsers_error_comes_before_flagtraces_own_model_check():
+    """issue 24: ``vllm serve vllm serve MODEL`` (a sub-command typed twice, from a real report): the
+    model check ran first and answered "--model vllm does not exist here" (exit 64); vLLM's own parser
+    refuses the command, and that is the answer (exit 2)."""
+    run = run_vllm(VERSION, ["vllm", "serve", LLAMA31])
+    assert run.rc == 2 and "Traceback" not in run.err, run
+    assert "does not exist here" not in run.err
+    error = run.doc["error"]
+    assert error["kind"] == "argparse"
+    assert error["message"] == "unrecognized arguments: serve %s" % LLAMA31
+    assert error["site"]["func"] == "FlexibleArgumentParser.error"
+    assert error["site"]["file"].endswith("vllm/utils/argparse_utils.py")
+    assert run.doc["object"] is None
+
+
+def test_a_model_missing_here_is_flagtraces_answer_once_the_parser_accepted_the_command(tmp_path):
+    """The parser accepts ``serve ./nowhere``: then flagtrace's own check answers (exit 64)."""
+    missing = str(tmp_path / "nowhere")
+    run = run_vllm(VERSION, [missing, "--max-num-seqs", "8"])
+    assert run.rc == 64, run
+    assert "flagtrace: --model %s does not exist here" % missing in run.err
+    assert run.doc is None

@@ -81,8 +81,10 @@ class FrameworkAdapter:
         return {"options": list(self.model_options + self.other_model_options), "first_only": list(self.model_options),
                 "optional": list(self.optional_model_options), "positional": self.positional_model}
 
-    def request(self, target, asked):
-        if not asked.via:  # a remote model path is checked there, by the framework
+    def request(self, target, asked, check=True):
+        """``check=False``: without flagtrace's own input check (deferred until the framework's
+        parser has accepted the command: cli.prepare_request)."""
+        if check and not asked.via:  # a remote model path is checked there, by the framework
             self.check(target.args)
         named = [d.strip() for option in self.device_options for d in (option_value(target.args, (option,)) or
                                                                            "").split(",") if d.strip()]

@@ -137,7 +137,10 @@ def _plain_choices(choices, limit=64):
     return values
 
 
-def install_argparse(trace):
+def install_argparse(trace, on_parsed=None):
+    """``on_parsed()``: called after each outermost parse that succeeded with nothing left over (the
+    probe stops there when flagtrace's own input check refused the command: the framework's parser
+    had its say first)."""
     orig_parse = argparse.ArgumentParser.parse_known_args
     orig_error = argparse.ArgumentParser.error
     state = {"depth": 0}
@@ -153,6 +156,8 @@ def install_argparse(trace):
             explicit, actions = command_options(self, used, result[0])
             parse = trace.parsed(self, used, result[0], explicit, actions, caller(2))
             _follow_namespace(trace, result[0], parse)
+            if on_parsed is not None and not result[1]:  # leftovers: parse_args refuses them next
+                on_parsed()
         return result
 
     def error(self, message):

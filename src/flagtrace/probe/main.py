@@ -45,7 +45,7 @@ class Probe:
             self._patch_os_exit()
             self.imports.install()
             return
-        hooks.install_argparse(self.trace)
+        hooks.install_argparse(self.trace, self._parsed if self.request.get("input_error") else None)
         hooks.install_logging(self.trace)
         hooks.install_environ(self.trace)
         self._patch_os_exit()
@@ -167,6 +167,15 @@ class Probe:
         except Exception:
             sys.stderr.write("flagtrace probe: could not write the trace\n")
             traceback.print_exc()
+
+    def _parsed(self):
+        """The framework's parser accepted the command that flagtrace's own input check refused
+        (``request["input_error"]``, a model it cannot stand in for): the check's answer stands,
+        and nothing past the parser runs."""
+        self.trace.outcome = {"status": "stopped", "seq": self.trace._next(),
+                              "stop": "the framework's parser (flagtrace's input check: %s)"
+                                      % self.request["input_error"][:300]}
+        self.finish(64, hard=True)
 
     def finish(self, code, hard=False):
         """Write the trace and end. ``hard`` (at the stop point) skips the target's atexit
