@@ -62,9 +62,32 @@ def test_without_a_simulation_nothing_is_audited(no_leftovers):
 def test_an_error_naming_what_is_not_simulated_says_so(no_leftovers):
     r = run_cli(["explain", "--gpu", "H100x8", "--format", "json", *WATCH, "--", PY, example("host_check.py"),
                  "--device", "npu"])
-    assert r.rc == 2 and r.doc["error"]["message"] == "torch_npu is required when run on npu device."
-    assert {"text": "an Ascend NPU (torch_npu) is not simulated (--gpu simulates the GPUs, not this)"} in \
-        r.doc["error"]["hints"]
+    # the simulation's limit, not the target's own error: exit 3 (flagtrace could not run it as the box would)
+    assert r.rc == 3 and r.doc["error"]["message"] == "torch_npu is required when run on npu device."
+    gap = "an Ascend NPU (torch_npu) is not simulated (--gpu simulates the GPUs, not this)"
+    assert r.doc["error"]["simulation_gap"] == gap and {"text": gap} in r.doc["error"]["hints"]
+    assert "flagtrace: a simulation gap, not the target's own error: %s; the target raised ImportError" % gap in r.err
+
+
+def test_a_gap_behind_the_frameworks_own_error_is_a_gap(no_leftovers):
+    """issue 24: the cause (an AssertionError naming libcuda.so) is logged and the framework raises its own
+    "failed to be inspected. Please check the logs" (vLLM 0.15.1 on Qwen3-Next): was exit 2, the
+    framework's own error."""
+    argv = ["explain", "--gpu", "H100", "--watch", "rewrapped_gap:Config", "--stop-at", "rewrapped_gap:start",
+            "--", PY, example("rewrapped_gap.py")]
+    r = run_cli(argv[:1] + ["--format", "json"] + argv[1:])
+    assert r.rc == 3, r
+    error = r.doc["error"]
+    assert error["type"] == "ValueError" and "failed to be inspected" in error["message"]
+    assert error["simulation_gap"] == ("the CUDA driver library (libcuda.so) is not simulated: code that loads it "
+                                       "directly needs the real driver (--gpu simulates the GPUs, not this)")
+    assert "AssertionError: libcuda.so cannot found!" in error["logs"][-1]["message"]
+    terminal = run_cli(argv)
+    assert terminal.rc == 3 and "SIMULATION GAP the CUDA driver library (libcuda.so) is not simulated" in \
+        " ".join(terminal.out.split())
+    # without a simulation it is the target's own error
+    plain = run_cli(["explain", "--format", "json"] + argv[3:])
+    assert plain.rc == 2 and "simulation_gap" not in plain.doc["error"]
 
 
 def test_driver_libraries_and_tools_the_simulation_does_not_answer_are_listed(no_leftovers):

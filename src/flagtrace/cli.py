@@ -341,7 +341,10 @@ def error_line(error, analysis):
     where = " in %s (%s:%s)" % (site.get("func"), short_path(site.get("file"), analysis),
                                 site.get("line")) if site else ""
     message = " ".join(str(error.get("message", "")).split())
-    return "the target raised %s%s: %s" % (error.get("type"), where, message[:300])
+    raised = "the target raised %s%s: %s" % (error.get("type"), where, message[:300])
+    if error.get("simulation_gap"):
+        return "a simulation gap, not the target's own error: %s; %s" % (error["simulation_gap"], raised)
+    return raised
 
 
 def _report(opts, analysis, sink):

@@ -4,7 +4,7 @@ listed with their values, ``requested.option`` is the option string argparse mat
 gap is reported as one, and vLLM's parser speaks before flagtrace's own input checks."""
 import pytest
 
-from vllm_support import LLAMA31, line_in, releases, run_vllm
+from vllm_support import LLAMA31, MODELS, line_in, releases, run_vllm
 
 COPIED = [v for v in ("0.11.2", "0.33.0", "0.34.0") if v in releases()]
 # One command for the requests below (cached per command).
@@ -103,3 +103,22 @@ def test_an_enum_field_left_alone_is_default(version):
     assert (shapes["verdict"], shapes["final"]["repr"]) == ("default", "DynamicShapesType.BACKED")
     level = run.field("optimization_level")
     assert level["verdict"] == "default" and level["final"]["repr"] == "OptimizationLevel.O2"
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.15.1",) if v in releases()])
+def test_qwen3_next_resolves_with_tritons_driver_simulated(version):
+    """vLLM 0.15.1's fla ops ask triton at import which target they compile for
+    (``triton.runtime.driver.active.get_current_target()``), which starts triton's real CUDA driver: an
+    AssertionError (libcuda.so) that vLLM logged and re-raised as "failed to be inspected" (exit 2, as
+    vLLM's own error). Now the driver that cannot start is stood in and answers from the GPU profile."""
+    run = run_vllm(version, [MODELS + "/qwen3-next-80b-a3b"], gpu="H100")
+    assert run.rc == 0 and run.doc["status"] == "resolved", run
+    assert any(s.startswith("triton.runtime.driver (the real driver could not start: AssertionError")
+               for s in run.doc["simulation"]["stand_ins"])
+    [asked] = [e for e in run.trace["events"] if e["kind"] == "hw" and e["query"].startswith("triton.")]
+    assert asked["result"] == "GPUTarget(backend='cuda', arch=90, warp_size=32)"
+    assert asked["at"]["func"] == "get_available_device"
+    assert asked["at"]["file"].endswith("vllm/model_executor/layers/fla/ops/utils.py")
+    assert asked["at"]["line"] == line_in(version, "model_executor/layers/fla/ops/utils.py", "get_available_device",
+                                          "triton.runtime.driver.active.get_current_target()")
+    assert run.field("model_config.model")["verdict"] == "honoured"

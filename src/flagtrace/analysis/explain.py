@@ -561,10 +561,16 @@ class Explainer:
         report["mentions"] = self._mentioned_values(exc["message"])
         report["hints"] = self._hints(report.get("reads", []) + report["mentions"]) + self._unanswered_hints(frames)
         text = "%s: %s" % (exc["type"], exc["message"])
-        for gap in (verdict.simulation_gap(self.trace, text), verdict.stand_in_gap(self.trace, text),
-                    verdict.hub_unreachable(self.trace, text)):
-            if gap:
-                report["hints"].append({"text": gap})
+        # The cause may hide behind the framework's own error ("failed to be inspected. Please check the
+        # logs"): in the exceptions it chained, or in what it logged as an error on the way.
+        causes = "\n".join([text] + [c.get("message") or "" for c in exc.get("chain", [])]
+                           + [log["message"] for log in report["logs"]])
+        gap = verdict.simulation_gap(self.trace, causes)
+        if gap:  # the simulation's limit, not the framework's own error (exit 3, verdict.exit_code)
+            report["simulation_gap"] = gap
+        for hint in (gap, verdict.stand_in_gap(self.trace, text), verdict.hub_unreachable(self.trace, text)):
+            if hint:
+                report["hints"].append({"text": hint})
         return report
 
     def unanswered(self):

@@ -136,6 +136,9 @@ class MarkdownReport:
                 self.w("- %s: %s" % (code(flag), plain(hint)))
             self.fix(e.get("fix"))
             return
+        if e.get("simulation_gap"):  # the simulation's limit: not the framework's own error
+            self.w("**Simulation gap**: %s" % plain(e["simulation_gap"]))
+            self.w()
         self.w("**%s**: %s" % (plain(e.get("type")), plain(e.get("message"))))
         self.w()
         site = e.get("site")

@@ -358,6 +358,8 @@ class TerminalReport:
                 self.p("  %s: %s" % (escape(flag), escape(hint)))
             self.fix(e.get("fix"), "  ")
             return
+        if e.get("simulation_gap"):  # the simulation's limit: not the framework's own error
+            self.p("[yellow bold]SIMULATION GAP[/yellow bold] %s" % escape(e["simulation_gap"]))
         self.p("[red bold]ERROR[/red bold] %s: %s" % (escape(e["type"]), escape(e["message"])))
         site = e.get("site")
         if site:

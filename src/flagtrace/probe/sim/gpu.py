@@ -70,6 +70,7 @@ class GpuSimulation:
         self.probe.imports.on_import("torch", self._patch_torch)
         self.probe.imports.on_import("pynvml", self._patch_pynvml)
         self.probe.imports.on_import("psutil", self._patch_host_memory)
+        self.probe.imports.on_import("triton.runtime.driver", self._patch_triton_driver)
         if self.profile["vendor"] == "amd":
             self.probe.imports.on_import("amdsmi", functools.partial(amd_smi.patch, self))
         self.standins.install()
@@ -238,6 +239,39 @@ class GpuSimulation:
     def capability(self):
         return tuple(self.profile["compute_capability"])
 
+    # -- triton's driver -------------------------------------------------------------
+    def _patch_triton_driver(self, module):
+        """triton's active driver, where the real one cannot start (no GPU driver here: triton asserts it
+        finds libcuda.so): one that says which target the simulated GPU compiles for, the question code
+        asks at import (vLLM 0.15's fla ops: ``triton.runtime.driver.active.get_current_target()``).
+        Anything else asked of it is not simulated and says so."""
+        config = type(getattr(module, "driver", None))
+        real = getattr(config, "default", None)
+        if not isinstance(real, property) or getattr(real.fget, "_flagtrace", False):
+            return
+        sim = self
+
+        def default(cfg):
+            try:
+                return real.fget(cfg)
+            except Exception as exc:  # noqa: BLE001 - triton asserts; a build of it may raise anything
+                reason = "%s: %s" % (type(exc).__name__, (str(exc).splitlines() or [""])[0])
+                cfg._default = _TritonDriver(sim, reason)
+                sim.standins.note("triton.runtime.driver", "the real driver could not start: " + reason)
+                return cfg._default
+
+        default._flagtrace = True
+        config.default = property(default)
+        self.answers["triton.runtime.driver.active.get_current_target()"] = self.triton_target
+
+    def triton_target(self):
+        """(backend, arch, warp size) triton compiles for on the simulated GPU."""
+        p = self.profile
+        if p["vendor"] == "amd":
+            return "hip", (p.get("gcn_arch") or "gfx942").split(":")[0], 64
+        major, minor = p["compute_capability"]
+        return "cuda", major * 10 + minor, 32
+
     def properties(self):
         if getattr(self, "_props_for", None) is not self.profile:
             self._props, self._props_for = _Props(self.profile), self.profile
@@ -316,6 +350,40 @@ class GpuSimulation:
             setattr(pynvml, name, query)
             self.answers["pynvml.%s()" % name] = fn if quiet else (lambda: "NVML library not found")
         self.patched.append("pynvml (%s)" % ("%d functions" % len(answers) if quiet else "NVML library not found"))
+
+
+class _TritonDriver:
+    """triton's driver under simulation (GpuSimulation._patch_triton_driver)."""
+
+    def __init__(self, sim, reason):
+        self._sim = sim
+        self._reason = reason
+
+    def get_current_target(self):
+        from triton.backends.compiler import GPUTarget
+
+        return self._sim._record("triton.runtime.driver.active.get_current_target()",
+                                 GPUTarget(*self._sim.triton_target()))
+
+    def get_current_device(self):
+        return 0
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cuda", 0)
+
+    def get_device_interface(self):
+        import torch
+
+        return torch.cuda
+
+    def is_active(self):
+        return True
+
+    def __getattr__(self, name):
+        raise RuntimeError("triton.runtime.driver.active.%s: triton's GPU driver is not simulated (the real one "
+                           "could not start: %s)" % (name, self._reason))
 
 
 def _function_at(at):
