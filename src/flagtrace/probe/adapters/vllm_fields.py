@@ -76,24 +76,31 @@ def _read_attr(node):
     return found.pop() if len(found) == 1 else None
 
 
+def _config_calls(tree, holders):
+    """(call node, the class called, the VllmConfig path of what it builds: "" for VllmConfig itself) for every
+    call of a config class ``holders`` knows (class name -> field of VllmConfig)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if not name or not _CLASS_NAME.fullmatch(name):
+            continue
+        prefix = "" if name == ROOT else holders.get(name)
+        if prefix is not None:
+            yield node, name, prefix
+
+
 def _local_holders(func, holders, held):
     """Local name -> the VllmConfig path of the config it holds, in one builder function: a local
     passed as a keyword to a config's constructor (``VllmConfig(compilation_config=cc)``,
     ``ParallelConfig(eplb_config=e)``), or another name of a held config of the builder
     (``so_config = self.structured_outputs_config``; a deep copy counts only once handed over)."""
     out = {}
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if not name or not _CLASS_NAME.fullmatch(name):
-                continue
-            prefix = "" if name == ROOT else holders.get(name)
-            if prefix is None:
-                continue
-            for kw in node.keywords:
-                if kw.arg and isinstance(kw.value, ast.Name):
-                    out.setdefault(kw.value.id, kw.arg if not prefix else prefix + "." + kw.arg)
+    for node, _, prefix in _config_calls(func, holders):
+        for kw in node.keywords:
+            if kw.arg and isinstance(kw.value, ast.Name):
+                out.setdefault(kw.value.id, kw.arg if not prefix else prefix + "." + kw.arg)
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             holder = _self_attr(node.value)
@@ -150,16 +157,7 @@ def engine_arg_paths(source, holders, groups=None):
     if tree is None:
         return {}
     found = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if not name or not _CLASS_NAME.fullmatch(name):
-            continue
-        prefix = "" if name == ROOT else holders.get(name)
-        if prefix is None:
-            continue
+    for node, name, prefix in _config_calls(tree, holders):
         for kw in node.keywords:
             attr = _self_attr(kw.value) if kw.arg else None
             if attr:
