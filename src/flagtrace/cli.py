@@ -301,12 +301,11 @@ def run(argv, out, err):
 
 
 def deploycmd_doc(launch, analysis):
-    from .adapters import ADAPTERS
+    from .adapters import adapter_named
     from .deploycmd import deployment_doc
 
     info = analysis.get("adapter") or {}
-    adapter = next((a() for a in ADAPTERS if a.name == info.get("name")), None)
-    return deployment_doc(launch, adapter, info.get("version"))
+    return deployment_doc(launch, adapter_named(info.get("name")), info.get("version"))
 
 
 def _add_fixes(opts, asked, command, analysis, err):

@@ -202,13 +202,12 @@ def resolve_all(opts, items, asked, err, twice=False):
 def run_gate(opts, items, asked, out, err, lock_out=None):
     """``check -f`` (and ``lock``): a row per launch; ``--lock FILE`` adds the fields that drifted from it."""
     from . import report as reporters
-    from .adapters import ADAPTERS
+    from .adapters import adapter_named
     from .analysis import verdict
     from .analysis.expect import evaluate_expectations
 
     locked = _read_lock(opts.lock) if getattr(opts, "lock", None) else None
     worst, rows, entries = ExitCode.OK, [], {}
-    adapters = {a.name: a() for a in ADAPTERS}
     for row, launch, plan, pair, again in resolve_all(opts, items, asked, err, twice=lock_out is not None):
         rows.append(row)
         if launch is None:
@@ -216,7 +215,7 @@ def run_gate(opts, items, asked, out, err, lock_out=None):
             continue
         result, analysis = pair
         version = ((analysis or {}).get("adapter") or {}).get("version")
-        row["deployment"] = deployment_doc(launch, adapters.get(plan.adapter.name), version)
+        row["deployment"] = deployment_doc(launch, adapter_named(plan.adapter.name), version)
         if analysis is None or analysis.get("status") == "refused":
             row.update(status="failed", exit=int(ExitCode.CANNOT_RUN),
                        message=(analysis or {}).get("message") or result.why or "did not run")

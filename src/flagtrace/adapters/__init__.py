@@ -30,19 +30,21 @@ def choose_adapter(target, asked):
     return GenericAdapter()
 
 
+def adapter_named(name):
+    """The framework adapter called ``name`` (an instance), or None."""
+    return next((a() for a in ADAPTERS if a.name == name), None)
+
+
 def annotate(analysis):
     """Let the adapter that produced a trace add what only it knows (e.g. flag renames)."""
-    name = (analysis.get("adapter") or {}).get("name")
-    for adapter_class in ADAPTERS:
-        if adapter_class.name == name:
-            adapter_class().annotate(analysis)
+    adapter = adapter_named((analysis.get("adapter") or {}).get("name"))
+    if adapter is not None:
+        adapter.annotate(analysis)
     return analysis
 
 
 def source_url(analysis, relpath, line):
     """A link to a framework file at the analysed release's tag (None: not the framework's)."""
     info = analysis.get("adapter") or {}
-    for adapter_class in ADAPTERS:
-        if adapter_class.name == info.get("name"):
-            return adapter_class().source_url(relpath, line, info.get("version"))
-    return None
+    adapter = adapter_named(info.get("name"))
+    return adapter.source_url(relpath, line, info.get("version")) if adapter is not None else None
