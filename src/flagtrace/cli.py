@@ -316,7 +316,7 @@ def _add_fixes(opts, asked, command, analysis, err):
     if not analysis.get("error") and not analysis["summary"]["overridden"]:
         return
     from . import whatif
-    from .fixcmd import find
+    from .whatif.fixsearch import find
 
     doc = find(whatif.plan(command, asked, "explain --fix"), opts.gpu, (), opts.timeout, 60, err)
     fields = {f["field"]: f for f in analysis["fields"]}

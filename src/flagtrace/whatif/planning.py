@@ -1,0 +1,79 @@
+"""A what-if verb's plan: the command's target and adapter, resolved once, and its request per
+simulated GPU."""
+import dataclasses
+import os
+
+from .. import gpus, modelconfigs
+from ..adapters import choose_adapter
+from ..exitcodes import ExitCode, FlagtraceError
+from ..launch.command import Target, is_python_name, parse_command
+
+
+@dataclasses.dataclass
+class Plan:
+    target: Target
+    request: dict
+    env: object  # the target's environment (None: this process's)
+    preimport: tuple
+    adapter: object
+
+
+def plan(command, asked, example):
+    """The command resolved here (``asked``: launch.asked.Asked; a --via is another side's)."""
+    if not command:
+        raise FlagtraceError("nothing to run: put the launch command after --, e.g. flagtrace %s -- "
+                             "python -m sglang.launch_server --model-path DIR" % example, ExitCode.USAGE)
+    asked = asked.here()
+    target = parse_command(command)
+    adapter = choose_adapter(target, asked)
+    target, models = adapter.prepare(target, asked)
+    request = modelconfigs.into_request(adapter.request(target, asked), models)
+    return Plan(target, request, adapter.environment(target, asked),
+                tuple(getattr(adapter, "preimport", ())), adapter)
+
+
+def side_command(command, python):
+    """``command`` run by interpreter ``python``: a Python command line gets that interpreter; a
+    console script (``sglang serve``) the script of the same name beside it."""
+    if not command:
+        return command
+    if is_python_name(command[0]) or os.path.basename(command[0]).startswith("python"):
+        return [python] + list(command[1:])
+    script = os.path.join(os.path.dirname(python), os.path.basename(command[0]))
+    if not os.path.exists(script):
+        raise FlagtraceError("%s is a console script and %s has none beside it; write the command as "
+                             "python -m MODULE ... to compare interpreters" % (command[0], python), ExitCode.USAGE)
+    return [script] + list(command[1:])
+
+
+def one_framework(plans):
+    names = [p.adapter.name for p in plans]
+    if len(set(names)) > 1:
+        raise FlagtraceError("the interpreters run different frameworks (%s): nothing to compare field by field"
+                             % " vs ".join(names), ExitCode.USAGE)
+
+
+def translating(notes):
+    """An ``again`` for resolve(): a variant whose release refused an option another release
+    spells differently is resolved again, translated by its adapter; ``notes[label]`` says how."""
+    def again(plan, result, analysis):
+        error = analysis.get("error") or {}
+        if error.get("kind") != "argparse":
+            return None
+        version = (analysis.get("adapter") or {}).get("version")
+        args, translated = plan.adapter.translate(result.variant.args, version)
+        if not translated:
+            return None
+        notes[result.variant.label] = translated
+        return dataclasses.replace(result.variant, args=args)
+
+    return again
+
+
+def gpu_request(plan, gpu):
+    """The plan's request, simulating ``gpu`` (None: the real hardware)."""
+    request = dict(plan.request)
+    if gpu is not None:
+        request["gpu"] = gpus.choose(gpu)
+        request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
+    return request
