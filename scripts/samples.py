@@ -47,6 +47,7 @@ class Sample:
     cut: List[Tuple[str, Optional[str]]] = field(default_factory=list)  # (from, to): the lines from a match
     #                                 of ``from`` up to (not including) the next match of ``to`` (to the end
     #                                 where ``to`` is None) become one "  …" ("…" at the end)
+    #                                 (a section's closing blank line is kept)
 
     def argv(self):
         words = self.args if self.args is not None else shlex.split(self.shown.replace("\\\n", " "))
@@ -72,6 +73,13 @@ SAMPLES = {
         "      --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --max-mamba-cache-size 24 \\\n"
         "      --mem-fraction-static 0.92 --context-length 8192 --trust-remote-code",
         needs=".envs/sglang/0.5.11", cut=[(r"^  chunked_prefill_size", r"^HONOURED"), (r"^ENVIRONMENT", None)]),
+    "readme-seed": Sample(
+        "flagtrace explain --gpu B200x7 --release sglang==0.5.11 -- python3 -m sglang.launch_server \\\n"
+        "      --model-path Qwen/Qwen3.6-27B --speculative-algorithm EAGLE ... --trust-remote-code",
+        args=["flagtrace", "explain", "--gpu", "B200x7", "--release", "sglang==0.5.11", "--", "python3", "-m",
+              "sglang.launch_server"] + SEED.replace("models/qwen3.6-27b", "Qwen/Qwen3.6-27B").split(),
+        needs=".envs/sglang/0.5.11", start=r"^Resolution failed",
+        cut=[(r"^    raise ValueError", r"^  reads"), (r"^  asked", None)]),
     "why-max-running-requests": Sample(
         "SGLANG_ENABLE_SPEC_V2=1 flagtrace why max_running_requests --gpu B200x7 -- \\\n"
         "      .envs/sglang/0.5.11/bin/python -m sglang.launch_server ... --mamba-scheduler-strategy extra_buffer",
@@ -115,10 +123,10 @@ def trim(sample, lines):
                 j = i + 1
                 while j < len(lines) and (stop is None or not re.search(stop, lines[j])):
                     j += 1
-                if j < len(lines):
-                    out += ["  …", ""]
-                else:
+                if j == len(lines):
                     out.append("…")
+                else:  # a blank line that ended the cut section stays
+                    out += ["  …"] + ([""] if not lines[j - 1].strip() else [])
                 i = j
                 continue
             out.append(lines[i])
