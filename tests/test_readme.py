@@ -116,8 +116,10 @@ def test_sample_markers_are_checked():
 def test_sample_output_is_trimmed_and_freed_of_machine_paths():
     samples = _samples()
     sample = samples.Sample("flagtrace x", cut=[("^B", "^D"), ("^F", None)], head=4)
-    lines = samples.trim(sample, ["A", "B", "C", "D", "E", "F", "G"])
+    lines = samples.trim(sample, ["A", "B", "C", "", "D", "E", "F", "G"])
     assert lines == ["A", "  …", "", "D", "…"]
+    assert samples.trim(samples.Sample("x", cut=[("^B", "^D")]), ["A", "B", "C", "D"]) == ["A", "  …", "D"]
+    assert samples.trim(samples.Sample("x", start="^C"), ["A", "B", "C", "D"]) == ["...", "C", "D"]
     assert samples.sanitize(samples.ROOT + "/.envs/x " + os.path.expanduser("~") + "/.cache") == ".envs/x ~/.cache"
     words, env = samples.Sample("K=1 flagtrace gpus").argv()
     assert env == {"K": "1"} and words[1:] == ["gpus"] and words[0].endswith(".venv/bin/flagtrace")
