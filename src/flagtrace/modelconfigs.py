@@ -8,7 +8,6 @@ catalog (package data: models/catalog.toml and models/hub/<org>/<name>/); else t
 (config.json only, cached in the Hugging Face cache layout; not with HF_HUB_OFFLINE=1 or --offline).
 A foreign path is matched to the catalog by its last component.
 """
-import argparse
 import dataclasses
 import functools
 import json
@@ -298,18 +297,6 @@ def into_request(request, found):
         request["model_folders"] = [m.folder for m in found]
         request["setup"] = list(request.get("setup", [])) + ["remote_code"]
     return request
-
-
-def add_model_options(parser):
-    parser.add_argument("--model-config", metavar="ID|DIR",
-                        help="the config.json that stands for the command's model: a bundled model id or a folder "
-                             "holding config.json (default: the local Hugging Face cache, then the bundled catalog, "
-                             "by id or by the path's last component)")
-    parser.add_argument("--offline", action="store_true",
-                        help="never ask the Hugging Face hub, as HF_HUB_OFFLINE=1 (default: where nothing here has "
-                             "the model, fetch its config.json only, into the Hugging Face cache; HF_ENDPOINT, "
-                             "HF_TOKEN honoured)")
-    parser.add_argument("--online", action="store_true", help=argparse.SUPPRESS)  # the default now; old lines work
 
 
 def substitute_command(args, spec, explicit=None, offline=False):

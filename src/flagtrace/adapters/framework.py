@@ -83,7 +83,7 @@ class FrameworkAdapter:
 
     def request(self, target, asked, check=True):
         """``check=False``: without flagtrace's own input check (deferred until the framework's
-        parser has accepted the command: cli.prepare_request)."""
+        parser has accepted the command: commands/tracing.prepare_request)."""
         if check and not asked.via:  # a remote model path is checked there, by the framework
             self.check(target.args)
         named = [d.strip() for option in self.device_options for d in (option_value(target.args, (option,)) or

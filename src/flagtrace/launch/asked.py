@@ -1,4 +1,4 @@
-"""What the command line asked of the target, typed: built once by the CLI (cli.asked_of), the
+"""What the command line asked of the target, typed: built once by the CLI (commands/base.asked_of), the
 only thing launch/ and adapters/ read of its options (the argparse Namespace stops at the CLI)."""
 import dataclasses
 

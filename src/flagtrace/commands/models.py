@@ -3,8 +3,10 @@ each hub id, its folder, its model_type and architecture, and the old ids the hu
 import json
 import os
 
-from . import modelconfigs
-from .exitcodes import ExitCode
+from .. import modelconfigs
+from ..exitcodes import ExitCode
+
+HELP = "list the bundled model configs a hub id or foreign path finds"
 
 
 def add_arguments(p):
@@ -23,6 +25,10 @@ def listing():
         models.append({"id": model_id, "folder": os.path.relpath(folder, modelconfigs.MODELS),
                        "model_type": config.get("model_type"), "architectures": config.get("architectures") or []})
     return {"catalog": modelconfigs.MODELS, "models": models, "renamed": dict(modelconfigs.renamed())}
+
+
+def run(req):
+    return run_models(req.opts, req.out)
 
 
 def run_models(opts, out):

@@ -6,24 +6,33 @@ import os
 import subprocess
 import sys
 
-from . import __version__, gpus, modelconfigs
-from .adapters import ADAPTERS, choose_adapter
-from .exitcodes import ExitCode, FlagtraceError
-from .launch.command import parse_command
-from .cachefiles import cache_folder
-from .probe.sim.standins import load_table
+from .. import __version__, gpus, modelconfigs
+from ..adapters import ADAPTERS, choose_adapter
+from ..exitcodes import ExitCode, FlagtraceError
+from ..launch.command import parse_command
+from ..cachefiles import cache_folder
+from ..probe.sim.standins import load_table
+from .base import prepare
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # flagtrace/
+DATA = os.path.join(PACKAGE, "data")
+HELP = ("flagtrace about itself: version, data, GPU profiles, stand-ins, cache, adapters; with a command, "
+        "the interpreter and framework it gets")
 
 
 def add_arguments(p):
     p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
 
 
+def run(req):
+    prepare(req)
+    return run_debug(req.opts, req.asked, req.command, req.out)
+
+
 def run_debug(opts, asked, command, out):
     w = out.write
     w("flagtrace %s\n" % __version__)
-    w("  package      %s\n" % os.path.dirname(os.path.abspath(__file__)))
+    w("  package      %s\n" % PACKAGE)
     w("  python       %s (Python %s)\n" % (sys.executable, sys.version.split()[0]))
     w("  data         %s: %s\n" % (DATA, ", ".join(sorted(f for f in os.listdir(DATA) if not f.startswith(".")
                                                           and os.path.isfile(os.path.join(DATA, f))))))
@@ -54,10 +63,10 @@ def run_debug(opts, asked, command, out):
 
 def _releases(w):
     """Where --release builds and finds releases, what is built there, and the pin files shipped."""
-    from .envs.build import Builder
-    from .envs.installer import describe
-    from .envs.pinlib import PINS, shipped
-    from .envs.release import recipes
+    from ..envs.build import Builder
+    from ..envs.installer import describe
+    from ..envs.pinlib import PINS, shipped
+    from ..envs.release import recipes
 
     builder = Builder()
     built = builder.built()

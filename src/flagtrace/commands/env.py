@@ -5,9 +5,11 @@ import json
 import os
 import time
 
-from .envs.build import Builder, builder_for, human, _du
-from .envs.release import parse_release
-from .exitcodes import ExitCode, FlagtraceError
+from ..envs.build import Builder, builder_for, human, _du
+from ..envs.release import parse_release
+from ..exitcodes import ExitCode, FlagtraceError
+
+HELP = "the framework releases flagtrace builds for --release: list, build, prune"
 
 
 def add_arguments(p):
@@ -26,6 +28,10 @@ def add_arguments(p):
             a.add_argument("--days", type=float, default=30.0, help="releases unused for this many days (default 30)")
         if name == "list":
             a.add_argument("--json", action="store_true", help="as JSON")
+
+
+def run(req):
+    return run_env(req.opts, req.out, req.err)
 
 
 def run_env(opts, out, err):
@@ -85,34 +91,3 @@ def _prune(builder, releases, days, out):
         out.write("removed %s\n" % release)
     out.write("%d release%s removed, %s freed\n" % (len(chosen), "" if len(chosen) == 1 else "s", human(freed)))
     return ExitCode.OK
-
-
-def add_release_option(p):
-    """``--release NAME==VERSION`` (every verb that runs a command; repeatable where sides are compared)."""
-    p.add_argument("--release", action="append", default=[], metavar="NAME==VERSION",
-                   help="run the command in that framework release (e.g. sglang==0.5.11, vllm==0.33.0), which "
-                        "flagtrace builds once and caches (flagtrace env list); diff and matrix: a side per release")
-
-
-def apply_releases(verb, releases, command, sides, via, offline, err):
-    """The command (and the list of interpreter sides of diff/matrix) with each ``--release`` built and in
-    place: (command, sides). A console script or Python of the command is the release's; under
-    ``flagtrace run`` the release's bin folder comes first on PATH, so the script's python is it."""
-    if not releases:
-        return command, sides
-    parsed = [parse_release(r) for r in releases]
-    if via:
-        raise FlagtraceError("--release builds the release here; with --via the remote host's own environment "
-                             "runs the command (name its interpreter with --python)", ExitCode.USAGE)
-    if verb not in ("diff", "matrix") and len(parsed) > 1:
-        raise FlagtraceError("give one --release (diff and matrix compare several)", ExitCode.USAGE)
-    builder = builder_for(err, offline=offline)
-    pythons = [builder.interpreter(r) for r in parsed]
-    if verb in ("diff", "matrix"):
-        return command, list(sides or []) + pythons
-    if verb == "run":
-        os.environ["PATH"] = os.path.dirname(pythons[0]) + os.pathsep + os.environ.get("PATH", "")
-        return command, sides
-    from .whatif import side_command
-
-    return side_command(command, pythons[0]), sides

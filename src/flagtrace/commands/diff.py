@@ -8,14 +8,19 @@ per (interpreter, GPU profile), one fork per side (launch/variants.py); each sid
 """
 import concurrent.futures
 
-from . import whatif
-from .analysis.compare import compare
-from .exitcodes import ExitCode, FlagtraceError
-from .launch import remote, via
-from .launch.variants import Variant, VariantResult
-from .adapters import choose_adapter
-from . import report as reporters
-from .report.paths import source_context
+from .. import whatif
+from . import options
+from ..analysis.compare import compare
+from ..exitcodes import ExitCode, FlagtraceError
+from ..launch import remote, via
+from ..launch.variants import Variant, VariantResult
+from ..adapters import choose_adapter
+from .. import report as reporters
+from ..report.paths import source_context
+from .base import prepare
+
+HELP = ("the same command on two GPUs, or with a flag or variable changed: the fields that differ "
+        "and why")
 
 
 def add_arguments(p):
@@ -33,21 +38,15 @@ def add_arguments(p):
                    help="the other side: the command without this option (back to its default)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="the other side: the command with this environment variable (KEY= removes it)")
-    whatif.add_arguments(p, "side", "diff")
+    options.whatif(p, "side", "diff")
 
 
-def join_values(head):
-    """``--set --flag`` (``--unset``, ``--flags``) as ``--set=--flag``: argparse would read the
-    option value as an option of its own."""
-    out, i = [], 0
-    while i < len(head):
-        if head[i] in ("--set", "--unset", "--flags") and i + 1 < len(head):
-            out.append("%s=%s" % (head[i], head[i + 1]))
-            i += 2
-            continue
-        out.append(head[i])
-        i += 1
-    return out
+preparse = options.join_values  # --set --flag: the option's value is no option of its own
+
+
+def run(req):
+    prepare(req)
+    return run_diff(req.opts, req.asked, req.command, req.out, req.err)
 
 
 def run_diff(opts, asked, command, out, err):

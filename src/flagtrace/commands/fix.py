@@ -2,10 +2,15 @@
 makes it resolve, or makes an overridden request (or a wanted value) stick, each verified by a
 real re-resolution (the search: whatif/fixsearch.py).
 """
-from . import whatif
-from .exitcodes import ExitCode
-from .whatif.fixsearch import check_want_syntax, find
-from . import report as reporters
+from .. import whatif
+from . import options
+from ..exitcodes import ExitCode
+from ..whatif.fixsearch import check_want_syntax, find
+from .. import report as reporters
+from .base import prepare
+
+HELP = ("the smallest change that makes the command resolve, or a request stick, verified by "
+        "re-resolution")
 
 
 def add_arguments(p):
@@ -15,7 +20,15 @@ def add_arguments(p):
     p.add_argument("--gpu", metavar="NAME[xCOUNT]", help="simulate this hardware, e.g. B200x7")
     p.add_argument("--max-candidates", type=int, default=60, metavar="N",
                    help="try at most N candidate changes per round (default %(default)s)")
-    whatif.add_arguments(p, "candidate", "fix")
+    options.whatif(p, "candidate", "fix")
+
+
+preparse = options.join_values
+
+
+def run(req):
+    prepare(req)
+    return run_fix(req.opts, req.asked, req.command, req.out, req.err)
 
 
 def run_fix(opts, asked, command, out, err):

@@ -1,17 +1,20 @@
 """``flagtrace matrix --gpu A --gpu B --flags "..." --flags "..." -- COMMAND...``: one resolution per
 (GPU, flag set), a table of chosen fields, or of every field that differs between the cells.
 
-One import of the framework per GPU profile, one fork per flag set (whatif.py); terminal, JSON, CSV.
+One import of the framework per GPU profile, one fork per flag set (whatif/); terminal, JSON, CSV.
 """
 import difflib
 
-from . import whatif
-from .analysis.compare import error_line, ordered_keys
-from .exitcodes import ExitCode, FlagtraceError
-from .launch.variants import Variant
-from . import report as reporters
+from .. import whatif
+from . import options
+from ..analysis.compare import error_line, ordered_keys
+from ..exitcodes import ExitCode, FlagtraceError
+from ..launch.variants import Variant
+from .. import report as reporters
+from .base import prepare
 
 SCHEMA = "flagtrace/matrix@1"
+HELP = "GPUs x flag sets: a table of chosen fields, or of every field that differs"
 
 
 def add_arguments(p):
@@ -24,7 +27,15 @@ def add_arguments(p):
                         "between releases are translated")
     p.add_argument("--fields", default=None, metavar="A,B,...",
                    help="the columns (default: every field that differs between the cells)")
-    whatif.add_arguments(p, "cell", "matrix")
+    options.whatif(p, "cell", "matrix")
+
+
+preparse = options.join_values  # --flags "--page-size 64": one value
+
+
+def run(req):
+    prepare(req)
+    return run_matrix(req.opts, req.asked, req.command, req.out, req.err)
 
 
 def run_matrix(opts, asked, command, out, err):

@@ -4,16 +4,30 @@ cli.py parses the options; this builds the run request, runs the command tree (l
 analyses it (analysis/tree.py) and reports it (report/tree.py).
 """
 
-from . import adapters, gpus
-from . import trace as tracefile
-from .progress import Progress
-from .analysis.tree import analyse_run
-from .exitcodes import ExitCode, FlagtraceError
-from .launch import via
-from .launch.local import stderr_tail
-from .launch.tree import RUN_SCHEMA, run_tree
-from . import report as reporters
+from .. import adapters, gpus
+from .. import trace as tracefile
+from ..progress import Progress
+from ..analysis.tree import analyse_run
+from ..exitcodes import ExitCode, FlagtraceError
+from ..launch import via
+from ..launch.local import stderr_tail
+from ..launch.tree import RUN_SCHEMA, run_tree
+from .. import report as reporters
+from . import options
+from .base import prepare
 
+HELP = "probe every Python process a launch command starts (flagtrace run -- bash launch.sh)"
+
+
+def add_arguments(p):
+    p.add_argument("--live", action="store_true", help="let processes run past their stop point and "
+                   "record until they exit (default: stop each framework process before weights load)")
+    options.common(p, "run")
+
+
+def run(req):
+    prepare(req)
+    return run_verb(req.opts, req.asked, req.command, req.out, req.err)
 
 
 def build_request(opts, asked, profile):

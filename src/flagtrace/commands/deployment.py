@@ -5,41 +5,11 @@ those sharing a release and GPU in one import (the variant engine), one row each
 any was refused, raised, or (with --strict) had an explicit request overridden."""
 import os
 
-from .deploy.launch import read_paths
-from .exitcodes import ExitCode, FlagtraceError
+from ..deploy.launch import read_paths
+from ..exitcodes import ExitCode, FlagtraceError
+from .tracing import error_line
 
 GATE_SCHEMA = "flagtrace/gate@1"
-
-
-def add_lock_arguments(p):
-    """``flagtrace lock -f FILE... [-o LOCK]``: each command's resolved values, for check --lock."""
-    add_file_options(p)
-    p.add_argument("-o", "--output", default="flagtrace.lock.json", metavar="LOCK",
-                   help="the lock file to write (default %(default)s)")
-    p.add_argument("--gpu", metavar="NAME[xCOUNT]", help="simulate this GPU (the count from each manifest where "
-                   "only the type is given)")
-    p.add_argument("--python", metavar="PATH", help="an interpreter that stands for every image's")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS")
-    from .envcmd import add_release_option
-    from .modelconfigs import add_model_options
-
-    add_release_option(p)
-    add_model_options(p)
-
-
-def run_lock(opts, asked, out, err):
-    if not opts.file:
-        raise FlagtraceError("lock: name the manifests with -f FILE|DIR|-", ExitCode.USAGE)
-    opts.format, path, opts.output = "terminal", opts.output, None
-    return run_gate(opts, launches(opts), asked, out, err, lock_out=path)
-
-
-def add_file_options(p):
-    p.add_argument("-f", "--file", action="extend", nargs="+", default=[], metavar="FILE|DIR|-",
-                   help="read the launch command from a Kubernetes manifest (helm template output too), a docker "
-                        "compose file or a docker run line; - reads stdin; check: several files or folders")
-    p.add_argument("--container", metavar="NAME", help="with -f: the container (or service) whose command to run, "
-                   "when the file has several")
 
 
 def launches(opts):
@@ -100,7 +70,7 @@ def gpu_spec(launch, gpu):
     """--gpu as given, with the container's GPU count where --gpu names only the type."""
     if not gpu or not launch.gpus:
         return gpu
-    from .gpus import _SPEC
+    from ..gpus import _SPEC
 
     m = _SPEC.match(gpu)
     return gpu if m and m.group("count") else "%sx%d" % (gpu, launch.gpus)
@@ -109,7 +79,7 @@ def gpu_spec(launch, gpu):
 def command_of(launch, python, release_python):
     """The argv to run here: the image's interpreter or console script replaced by ``python`` (--python), else
     by the interpreter of the release (--release, or the one the image tag names)."""
-    from .whatif import side_command
+    from ..whatif import side_command
 
     chosen = python or release_python
     if not chosen:
@@ -120,8 +90,8 @@ def command_of(launch, python, release_python):
 
 def release_pythons(items, release_opts, offline, err):
     """{release: interpreter} for each launch's release (``--release`` overrides the tags): built once each."""
-    from .envs.build import builder_for
-    from .envs.release import parse_release
+    from ..envs.build import builder_for
+    from ..envs.release import parse_release
 
     if len(release_opts) > 1:
         raise FlagtraceError("-f takes one --release (it overrides every image tag)", ExitCode.USAGE)
@@ -137,7 +107,7 @@ def release_pythons(items, release_opts, offline, err):
 def deployment_doc(launch, adapter, version):
     """The report's account of the deployment: where the command came from, token by token, and what its
     layers did (deploy/origins.py)."""
-    from .deploy.origins import findings
+    from ..deploy.origins import findings
 
     return {"source": launch.source, "name": launch.name, "image": launch.image, "release": launch.release,
             "gpus": launch.gpus, "notes": list(launch.notes),
@@ -149,9 +119,9 @@ def resolve_all(opts, items, asked, err, twice=False):
     """Every launch of the -f files resolved: [(row, Launch or None, analysis or None, again or None)]; those
     sharing an interpreter, entry point and GPU share one import. ``twice``: each is resolved a second time in
     the same import (``again``), so that a lock leaves out what differs between two runs (a random seed)."""
-    from . import whatif
-    from .launch.command import parse_command
-    from .launch.variants import Variant
+    from .. import whatif
+    from ..launch.command import parse_command
+    from ..launch.variants import Variant
 
     pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err)
     groups, keys, out = {}, [], []
@@ -199,12 +169,19 @@ def resolve_all(opts, items, asked, err, twice=False):
     return done
 
 
+def run_lock(opts, asked, out, err):
+    if not opts.file:
+        raise FlagtraceError("lock: name the manifests with -f FILE|DIR|-", ExitCode.USAGE)
+    opts.format, path, opts.output = "terminal", opts.output, None
+    return run_gate(opts, launches(opts), asked, out, err, lock_out=path)
+
+
 def run_gate(opts, items, asked, out, err, lock_out=None):
     """``check -f`` (and ``lock``): a row per launch; ``--lock FILE`` adds the fields that drifted from it."""
-    from . import report as reporters
-    from .adapters import adapter_named
-    from .analysis import verdict
-    from .analysis.expect import evaluate_expectations
+    from .. import report as reporters
+    from ..adapters import adapter_named
+    from ..analysis import verdict
+    from ..analysis.expect import evaluate_expectations
 
     locked = _read_lock(opts.lock) if getattr(opts, "lock", None) else None
     worst, rows, entries = ExitCode.OK, [], {}
@@ -225,7 +202,7 @@ def run_gate(opts, items, asked, out, err, lock_out=None):
             error = analysis.get("error")
             row.update(status="error" if error else "resolved", exit=int(code),
                        overridden=[f["field"] for f in analysis.get("fields", []) if f.get("verdict") == "overridden"],
-                       message=_error_line(error, analysis) if error else "")
+                       message=error_line(error, analysis) if error else "")
             if lock_out is not None and not error:
                 entries[launch.describe()] = _lock_entry(launch, analysis, again)
             if locked is not None:
@@ -264,7 +241,7 @@ def _lock_entry(launch, analysis, again):
 def _write_lock(path, entries):
     import json
 
-    from .cachefiles import write_whole
+    from ..cachefiles import write_whole
 
     doc = {"schema": LOCK_SCHEMA, "commands": entries}
     write_whole(path, lambda fh: (json.dump(doc, fh, indent=1, sort_keys=True), fh.write("\n")))
@@ -307,12 +284,6 @@ def _drift(entry, analysis):
             by = {"default": "its default", None: "gone from this release"}.get(field.get("verdict"), field.get("verdict"))
         out.append({"field": name, "locked": entry["values"].get(name), "now": now.get(name), "by": by})
     return out
-
-
-def _error_line(error, analysis):
-    from .cli import error_line
-
-    return error_line(error, analysis)
 
 
 # What a container's env may not change in flagtrace's own process (the target inherits the rest).

@@ -1,0 +1,99 @@
+"""What every verb gets (a Request) and the set-up verbs that run a command share: the report's
+file writable, the command taken from ``-f FILE`` (deployment.py), the ``--release`` built."""
+import dataclasses
+import os
+
+from .. import report as reporters
+from ..exitcodes import ExitCode, FlagtraceError
+from ..launch.asked import Asked
+
+
+@dataclasses.dataclass
+class Request:
+    """A verb's request: its options (the argparse Namespace stops at the verbs), the command after
+    ``--`` (None: none), where its output and messages go, and (with -f) the launch it came from."""
+    opts: object
+    command: object
+    out: object
+    err: object
+    launch: object = None
+
+    @property
+    def asked(self):
+        return asked_of(self.opts)
+
+
+def asked_of(opts):
+    """The typed request launch/ and adapters/ read (the Namespace stops here)."""
+    python = getattr(opts, "python", None)
+    return Asked(adapter=getattr(opts, "adapter", "auto"), watch=tuple(getattr(opts, "watch", ()) or ()),
+                 stop_at=tuple(getattr(opts, "stop_at", ()) or ()), via=getattr(opts, "via", None),
+                 python=python if isinstance(python, str) else None,  # diff/matrix: a list of sides
+                 from_trace=getattr(opts, "from_trace", None), model_config=getattr(opts, "model_config", None),
+                 offline=bool(getattr(opts, "offline", False)))
+
+
+def writable(req):
+    """Usage errors for a report or trace file that cannot be written, before anything runs."""
+    opts = req.opts
+    reporters.check_writable(getattr(opts, "output", None), getattr(opts, "save_trace", None))
+
+
+def launches(req):
+    """The launches of the ``-f`` files ([Launch]; None: no -f)."""
+    if not getattr(req.opts, "file", None):
+        return None
+    if req.command:
+        raise FlagtraceError("give -f FILE or a command after --, not both", ExitCode.USAGE)
+    from . import deployment
+
+    return deployment.launches(req.opts)
+
+
+def take(req, found):
+    """``req`` set for its command: the one launch of ``found`` (-f) taken, then each --release built
+    and in place."""
+    opts = req.opts
+    if found is not None:
+        from . import deployment
+
+        req.launch, req.command = deployment.take(opts, deployment.one_launch(found), req.err)
+    if getattr(opts, "release", None):
+        req.command, sides = apply_releases(opts.verb, opts.release, req.command, getattr(opts, "python", None),
+                                            getattr(opts, "via", None), getattr(opts, "offline", False), req.err)
+        if opts.verb in ("diff", "matrix"):
+            opts.python = sides
+    return req
+
+
+def prepare(req):
+    """The set-up of a verb that runs a command: writable(), launches(), take()."""
+    writable(req)
+    return take(req, launches(req))
+
+
+def apply_releases(verb, releases, command, sides, via, offline, err):
+    """The command (and the list of interpreter sides of diff/matrix) with each ``--release`` built and in
+    place: (command, sides). A console script or Python of the command is the release's; under
+    ``flagtrace run`` the release's bin folder comes first on PATH, so the script's python is it."""
+    if not releases:
+        return command, sides
+    from ..envs.build import builder_for
+    from ..envs.release import parse_release
+
+    parsed = [parse_release(r) for r in releases]
+    if via:
+        raise FlagtraceError("--release builds the release here; with --via the remote host's own environment "
+                             "runs the command (name its interpreter with --python)", ExitCode.USAGE)
+    if verb not in ("diff", "matrix") and len(parsed) > 1:
+        raise FlagtraceError("give one --release (diff and matrix compare several)", ExitCode.USAGE)
+    builder = builder_for(err, offline=offline)
+    pythons = [builder.interpreter(r) for r in parsed]
+    if verb in ("diff", "matrix"):
+        return command, list(sides or []) + pythons
+    if verb == "run":
+        os.environ["PATH"] = os.path.dirname(pythons[0]) + os.pathsep + os.environ.get("PATH", "")
+        return command, sides
+    from ..whatif import side_command
+
+    return side_command(command, pythons[0]), sides

@@ -1,0 +1,101 @@
+"""The options verbs share, each defined here once (pip-tools' ``scripts/options.py``): a verb's
+``add_arguments`` picks the groups it takes."""
+import argparse
+
+from ..launch import via
+
+DEFAULT_TIMEOUT = 300.0
+
+
+def common(p, verb):
+    """explain, why, check and run: one command traced, reported."""
+    from .. import report as reporters
+
+    p.add_argument("--from", dest="from_trace", metavar="TRACE.json",
+                   help="analyse a saved trace instead of running a command")
+    p.add_argument("--save-trace", metavar="FILE", help="also write the raw trace to FILE")
+    watch_options(p)
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="kill the target and its children after this long (default %(default)s)")
+    p.add_argument("--format", choices=reporters.formats(verb), default="terminal")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--show-output", action="store_true", help="print the target's own stdout/stderr too")
+    p.add_argument("--width", type=int, default=None, help="terminal report width (default: the terminal's)")
+    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--details", action="store_true",
+                   help="show conditions and causes for decided fields too (overridden ones always)")
+    p.add_argument("--strict", action="store_true", help="exit 1 when an explicit request was overridden")
+    p.add_argument("--adapter", default="auto", metavar="NAME",
+                   help="auto (default: recognise SGLang), sglang, or generic (--watch/--stop-at only)")
+    p.add_argument("--gpu", metavar="NAME[xCOUNT]",
+                   help="simulate this hardware, e.g. B200x7 (see flagtrace gpus); default: the real one")
+    p.add_argument("--gpu-profile", metavar="FILE.toml", help="a GPU profile of your own (same shape as "
+                   "flagtrace gpus --toml prints)")
+    via.add_options(p)  # --via PREFIX, --python PATH (run on another host)
+    model_options(p)
+    release_option(p)
+    if verb != "run":
+        file_options(p)
+
+
+def whatif(p, unit, verb):
+    """The options diff, matrix and fix share (``unit``: what one resolution is called)."""
+    from ..report import formats
+
+    watch_options(p)
+    p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="per %s: kill its resolution after this long (default %%(default)s)" % unit)
+    p.add_argument("--format", choices=formats(verb), default="terminal")
+    model_options(p)
+    release_option(p)
+    file_options(p)
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+
+
+def watch_options(p):
+    p.add_argument("--watch", action="append", default=[], metavar="MODULE:CLASS",
+                   help="config class to watch (repeatable); adapters know their framework's")
+    p.add_argument("--stop-at", action="append", default=[], metavar="MODULE:FUNCTION",
+                   help="stop the target when it calls this (resolution is over); repeatable")
+
+
+def model_options(parser):
+    parser.add_argument("--model-config", metavar="ID|DIR",
+                        help="the config.json that stands for the command's model: a bundled model id or a folder "
+                             "holding config.json (default: the local Hugging Face cache, then the bundled catalog, "
+                             "by id or by the path's last component)")
+    parser.add_argument("--offline", action="store_true",
+                        help="never ask the Hugging Face hub, as HF_HUB_OFFLINE=1 (default: where nothing here has "
+                             "the model, fetch its config.json only, into the Hugging Face cache; HF_ENDPOINT, "
+                             "HF_TOKEN honoured)")
+    parser.add_argument("--online", action="store_true", help=argparse.SUPPRESS)  # the default now; old lines work
+
+
+def release_option(p):
+    """``--release NAME==VERSION`` (every verb that runs a command; repeatable where sides are compared)."""
+    p.add_argument("--release", action="append", default=[], metavar="NAME==VERSION",
+                   help="run the command in that framework release (e.g. sglang==0.5.11, vllm==0.33.0), which "
+                        "flagtrace builds once and caches (flagtrace env list); diff and matrix: a side per release")
+
+
+def file_options(p):
+    p.add_argument("-f", "--file", action="extend", nargs="+", default=[], metavar="FILE|DIR|-",
+                   help="read the launch command from a Kubernetes manifest (helm template output too), a docker "
+                        "compose file or a docker run line; - reads stdin; check: several files or folders")
+    p.add_argument("--container", metavar="NAME", help="with -f: the container (or service) whose command to run, "
+                   "when the file has several")
+
+
+def join_values(head):
+    """``--set --flag`` (``--unset``, ``--flags``) as ``--set=--flag``: argparse would read the
+    option value as an option of its own."""
+    out, i = [], 0
+    while i < len(head):
+        if head[i] in ("--set", "--unset", "--flags") and i + 1 < len(head):
+            out.append("%s=%s" % (head[i], head[i + 1]))
+            i += 2
+            continue
+        out.append(head[i])
+        i += 1
+    return out
