@@ -45,6 +45,10 @@ SUMMARY = "flagtrace/variants@1"
 
 def run_all(probe):
     request = probe.request
+    batch, number = request.get("variants") or [], 0
+    shared = _shared_env(batch)
+    if shared:  # every variant's launch environment is the same: the parent imports in it too
+        _apply_env(probe, shared)
     for name in request.get("preimport", []):
         try:
             __import__(name)
@@ -55,16 +59,15 @@ def run_all(probe):
     cache = request.get("imports_cache")
     results, conflicts = [], {}
     learned = False
-    batch, number = request.get("variants") or [], 0
     while batch is not None:
         # What a resolution imports lazily, each later child would import again: the parent imports
         # what the first child did (and, from the cache, what an earlier run's first child did,
-        # before the first fork). Not where a variant sets environment variables (a module may
-        # read them at import).
+        # before the first fork). Not where variants set different environment variables (a module
+        # may read them at import); where they all set the same, the parent runs in it (above).
         first = len(results)
         results += [None] * len(batch)
         todo = list(enumerate(batch, first))
-        if not learned and batch and not any(v.get("env") for v in batch):
+        if not learned and batch and (shared or not any(v.get("env") for v in batch)):
             _import_all(_read_lines(cache))
             index, variant = todo.pop(0)
             _run(probe, [(index, variant)], results, timeout, 1, conflicts)
@@ -208,12 +211,7 @@ def _child(probe, variant):
         os.dup2(fd, 2)
         os.close(fd)
         changes = variant.get("env") or {}
-        with probe.quiet():  # the variant's environment is its launch environment, not a write
-            for key, value in changes.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        _apply_env(probe, changes)
         probe.trace.forget_env_reads(changes)
         if variant.get("gpu"):  # another simulated GPU, checked by _cannot_share
             probe.simulation.switch(variant["gpu"])
@@ -236,6 +234,21 @@ def _child(probe, variant):
             except Exception:  # noqa: BLE001
                 pass
         os._exit(code)
+
+
+def _shared_env(batch):
+    """The environment changes every variant of ``batch`` makes, where they all make the same (else None)."""
+    envs = [v.get("env") or {} for v in batch]
+    return envs[0] if envs and envs[0] and all(e == envs[0] for e in envs) else None
+
+
+def _apply_env(probe, changes):
+    with probe.quiet():  # a variant's environment is its launch environment, not a write
+        for key, value in changes.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _note_imports(probe, before, path):
