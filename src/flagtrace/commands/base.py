@@ -17,6 +17,7 @@ class Request:
     out: object
     err: object
     launch: object = None
+    prepared: bool = False
 
     @property
     def asked(self):
@@ -67,9 +68,14 @@ def take(req, found):
 
 
 def prepare(req):
-    """The set-up of a verb that runs a command: writable(), launches(), take()."""
+    """The set-up of a verb that runs a command: writable(), launches(), take(); once (a second call,
+    from what the verb shares, finds it done)."""
+    if req.prepared:
+        return req
     writable(req)
-    return take(req, launches(req))
+    take(req, launches(req))
+    req.prepared = True
+    return req
 
 
 def apply_releases(verb, releases, command, sides, via, offline, err):
