@@ -8,18 +8,16 @@ with the reason; nothing is silently missing. Works offline on a saved run docum
 """
 import json
 import os
-import re
 
 from .. import trace as tracefile
 from ..exitcodes import ExitCode, FlagtraceError
 from . import verdict
-from ..probe.bootstrap.proctable import is_python_path
+from ..probe.bootstrap.proctable import is_python_path, shebang_python
 from ..probe.bootstrap.sitecustomize import python_options
 from .explain import analyse
 from .script import check_script, command_matches
 
 RUN_ANALYSIS_SCHEMA = "flagtrace/run-analysis@1"
-_SHEBANG_PY = re.compile(rb"^#!.*\b(python|pypy)[0-9.]*\b")
 
 # status -> what it means for the exit code (DESIGN.md)
 NOT_PROBED = "not probed"
@@ -152,10 +150,9 @@ def _with_trace(node, trace, strict):
     node["adapter"] = trace.get("adapter")
     outcome = trace["outcome"]
     status = outcome.get("status")
-    refused = verdict.refusal(trace)
-    if refused:
-        node.update(status="refused" if status in verdict.REFUSED else "problem", message=refused,
-                    exit_code=int(ExitCode.CANNOT_RUN))
+    stop = verdict.gate(trace, died=False)  # a process that died early: "no config", below
+    if stop:
+        node.update(status=stop.status, message=stop.message, exit_code=int(ExitCode.CANNOT_RUN))
         return
     try:
         analysis = analyse(trace)
@@ -232,13 +229,7 @@ def _python_command(argv, executable=None):
     first = executable or (argv[0] if argv else None)
     if not first:
         return False
-    if is_python_path(first):
-        return True
-    try:
-        with open(first, "rb") as fh:
-            return bool(_SHEBANG_PY.match(fh.readline(200)))
-    except OSError:
-        return False
+    return is_python_path(first) or shebang_python(first, which=None) is not None
 
 
 def _relevant_only(env):

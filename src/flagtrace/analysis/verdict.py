@@ -1,10 +1,30 @@
 """One policy, for explain, check, run and the what-if verbs: which traces flagtrace refuses to
-explain (and why, in one line), and the exit code of an analysis."""
+explain (and why, in one line: gate()), and the exit code of an analysis."""
+import collections
 import os
 
 from ..exitcodes import ExitCode
 
 REFUSED = ("no_target", "no_framework", "unsupported")
+
+
+Stop = collections.namedtuple("Stop", "status message")
+
+
+def gate(trace, died=True):
+    """The one outcome gate (explain and check, the what-if verbs, each process of ``flagtrace run``):
+    None where flagtrace can explain ``trace``, else a Stop(status, message): ``refused`` (the probe
+    found no target, no framework, an unsupported release), ``problem`` (a --watch/--stop-at naming
+    nothing), or, with ``died``, ``died`` (the target ended before resolution started; a simulation
+    gap that explains it is said too)."""
+    refused = refusal(trace)
+    if refused:
+        return Stop("refused" if (trace.get("outcome") or {}).get("status") in REFUSED else "problem", refused)
+    how = died_early(trace) if died else None
+    if how:
+        gap = simulation_gap(trace, how)
+        return Stop("died", "the target %s before resolution started%s" % (how, "; " + gap if gap else ""))
+    return None
 
 
 def refusal(trace):

@@ -116,14 +116,10 @@ def prepare_request(adapter, target, asked):
 
 
 def check_outcome(trace, result):
-    refused = verdict.refusal(trace)
-    if refused:
-        raise FlagtraceError(refused)
-    died = verdict.died_early(trace)
-    if died:
-        gap = verdict.simulation_gap(trace, died)
-        raise FlagtraceError("the target %s before resolution started%s" % (died, "; " + gap if gap else ""),
-                             detail=stderr_tail(result.stderr) if result else None)
+    stop = verdict.gate(trace)
+    if stop:
+        raise FlagtraceError(stop.message, detail=stderr_tail(result.stderr) if result and stop.status == "died"
+                             else None)
 
 
 def _deployment(launch, analysis):

@@ -39,7 +39,7 @@ def recognise(argv):
     """The framework adapter whose entry point the command runs (its console script, or ``python -m``
     of one of its modules or of a wrapper module it follows: dynamo.vllm), or ""."""
     from ..adapters import ADAPTERS
-    from ..launch.command import is_python_name
+    from ..probe.bootstrap.proctable import is_python_path
 
     words = list(argv)
     while words and (words[0] == "env" or "=" in words[0] and not words[0].startswith("-")):
@@ -50,7 +50,7 @@ def recognise(argv):
     for adapter in ADAPTERS:
         if first in adapter.scripts:
             return adapter.name
-        if is_python_name(first) and "-m" in words[1:3]:
+        if is_python_path(first) and "-m" in words[1:3]:
             module = words[words.index("-m") + 1] if words.index("-m") + 1 < len(words) else ""
             if module.startswith(adapter.name + ".") or module in adapter.wrapper_modules:
                 return adapter.name

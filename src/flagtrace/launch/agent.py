@@ -19,6 +19,7 @@ import time
 import zipfile
 
 from ..exitcodes import FlagtraceError
+from ..probe.bootstrap.proctable import exit_status
 from .local import PROBE_DIR, TOO_OLD
 from .via import describe, transport_argv
 from .wire import MAGIC, Prefixed, frame, read_frame
@@ -291,17 +292,8 @@ def _ended(code):
     if code is None:
         return "(still running)"
     if code < 0:
-        return "(the transport was killed by %s)" % status(code)
+        return "(the transport was killed by %s)" % exit_status(code, number=False)
     return "(transport exit status %d)" % code
-
-
-def status(code):
-    if code is not None and code < 0:
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return str(code)
-    return str(code)
 
 
 def transport_failure(label, interpreter, code, err):
@@ -333,5 +325,5 @@ def transport_failure(label, interpreter, code, err):
     if code in (126, 127):
         return "%s: the remote interpreter %s was not found or cannot run%s" % (label, interpreter, said)
     if code is not None and code < 0:
-        return "%s: the transport was killed by %s before the remote run started" % (label, status(code))
+        return "%s: the transport was killed by %s before the remote run started" % (label, exit_status(code, number=False))
     return "%s: the transport failed (exit status %s) before the remote run started%s" % (label, code, said)

@@ -1,13 +1,11 @@
 """Turn the command a user typed after ``--`` into: which interpreter, and what it runs."""
 import dataclasses
 import os
-import re
 import shutil
 
 from ..exitcodes import ExitCode, FlagtraceError
+from ..probe.bootstrap.proctable import is_python_path, shebang_python
 from ..probe.bootstrap.sitecustomize import python_options
-
-_PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?(\.exe)?$")
 
 
 @dataclasses.dataclass
@@ -27,10 +25,6 @@ class Target:
         return "python -c ..."
 
 
-def is_python_name(word):
-    return bool(_PYTHON_NAME.match(os.path.basename(word)))
-
-
 def _which(word):
     if os.sep in word:
         return os.path.abspath(word) if os.path.isfile(word) and os.access(word, os.X_OK) else None
@@ -45,7 +39,7 @@ def parse_command(command):
             ExitCode.USAGE,
         )
     first = command[0]
-    if is_python_name(first):
+    if is_python_path(first):
         interpreter = _which(first)
         if interpreter is None:
             raise FlagtraceError("interpreter not found: %s" % first)
@@ -53,7 +47,7 @@ def parse_command(command):
     path = _which(first)
     if path is None:
         raise FlagtraceError("command not found: %s (not on PATH and not a file)%s" % (first, _release_hint(first)))
-    interpreter = shebang_interpreter(path)
+    interpreter = shebang_python(path)
     if interpreter is None:
         raise FlagtraceError(
             "%s is not a Python program (no python #! line); explain runs Python entry points "
@@ -93,28 +87,3 @@ def _parse_python_args(command, interpreter, rest):
     if mode == "script" and not os.path.isfile(target):
         raise FlagtraceError("script not found: %s" % target)
     return Target(command, interpreter, options, mode, target, list(args))
-
-
-def shebang_interpreter(path):
-    """The Python interpreter a console script runs with, or None if it is not Python."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    lines = head.decode("utf-8", "replace").splitlines()
-    words = lines[0][2:].strip().split()
-    if words and os.path.basename(words[0]) == "env":
-        words = [w for w in words[1:] if not w.startswith("-")]
-        found = shutil.which(words[0]) if words else None
-        words = [found] if found else []
-    if words and words[0] and is_python_name(words[0]):
-        return words[0]
-    # pip writes "#!/bin/sh" + "'''exec' /long/path/python "$0" "$@"" for long paths.
-    if words and os.path.basename(words[0]) == "sh" and len(lines) > 1:
-        m = re.match(r"^'''exec' \"?([^\" ]+)\"? ", lines[1])
-        if m and is_python_name(m.group(1)):
-            return m.group(1)
-    return None

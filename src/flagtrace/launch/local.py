@@ -11,7 +11,7 @@ import time
 
 from .. import __version__
 from ..exitcodes import FlagtraceError
-from ..probe.bootstrap.proctable import kill_tree
+from ..probe.bootstrap.proctable import exit_status, kill_tree, read_bytes
 from .command import Target
 
 PROBE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe")
@@ -97,7 +97,7 @@ def run_probe(target: Target, request: dict, timeout: float, env=None, on_wait=N
         if not os.path.exists(trace_path):
             raise FlagtraceError(
                 "the target exited with status %s before flagtrace could record anything"
-                % _status(proc.returncode), detail=stderr_tail(stderr))
+                % exit_status(proc.returncode), detail=stderr_tail(stderr))
         with open(trace_path, encoding="utf-8") as fh:
             trace = json.load(fh)
         return RunResult(trace, proc.returncode, stdout, stderr, seconds)
@@ -122,22 +122,3 @@ def _wait(proc, timeout, on_wait, started):
             return
         except subprocess.TimeoutExpired:
             on_wait(time.monotonic() - started)
-
-
-def read_bytes(path):
-    """A file's bytes; b\"\" if it cannot be read (a process that never wrote it)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
-
-
-def _status(code):
-    if code is not None and code < 0:
-        try:
-            return "%d (%s)" % (code, signal.Signals(-code).name)
-        except ValueError:
-            return str(code)
-    return str(code)
-

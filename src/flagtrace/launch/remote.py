@@ -13,8 +13,9 @@ import os
 
 from .. import __version__
 from ..exitcodes import FlagtraceError
-from .agent import pack_dir, run_agent, status
-from .command import Target, is_python_name, parse_command, python_command
+from ..probe.bootstrap.proctable import exit_status, is_python_path
+from .agent import pack_dir, run_agent
+from .command import Target, parse_command, python_command
 from .local import BOOTSTRAP, PROBE_DIR, TOO_OLD, RunResult, run_probe, stderr_tail
 from .via import DEFAULT_PYTHON, describe, redact_word, split_via
 
@@ -54,7 +55,7 @@ def parse_remote_command(command, python=None):
     if not command:
         return parse_command(command)  # the usage error
     first = command[0]
-    if not is_python_name(first):
+    if not is_python_path(first):
         return RemoteTarget(list(command), python or DEFAULT_PYTHON, [], "script", first, list(command[1:]),
                             console_script=True, explicit_python=bool(python))
     options, mode, target, args = python_command(command, command[1:])
@@ -92,7 +93,7 @@ def run_remote(target, request, timeout, via, env=None, on_wait=None, stdin_fd=0
             raise FlagtraceError("the remote interpreter is older than Python 3.9, which the probe needs: %s"
                                  % stderr_tail(res.stderr, 1))
         raise FlagtraceError("the target exited with status %s on the remote host before flagtrace could "
-                             "record anything" % status(res.returncode), detail=stderr_tail(res.stderr))
+                             "record anything" % exit_status(res.returncode, number=False), detail=stderr_tail(res.stderr))
     try:
         trace = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):

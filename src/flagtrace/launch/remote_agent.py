@@ -19,8 +19,9 @@ With ``tree`` in the header (``flagtrace run``) the target is a launch command: 
 bootstrap/supervise.py runs it under the bootstrap and watches its whole process tree here
 (through /proc); the run document comes back as the file run.json.
 
-The frames (MAGIC, frame, read_frame) are wire.py's and the process-tree killer (kill_tree) is the
-probe's bootstrap/proctable.py: their sources arrive just before this file's.
+The frames (MAGIC, frame, read_frame) are wire.py's; the process-tree killer (kill_tree), the #! reader
+(shebang_python) and read_bytes are the probe's bootstrap/proctable.py: their sources arrive just
+before this file's.
 """
 import io
 import json
@@ -37,7 +38,7 @@ import zipfile
 
 if "read_frame" not in globals():  # run from its own file, not sent after wire.py's and proctable.py's source
     from flagtrace.launch.wire import MAGIC, frame, read_frame  # noqa: F401
-    from flagtrace.probe.bootstrap.proctable import kill_tree  # noqa: F401
+    from flagtrace.probe.bootstrap.proctable import kill_tree, read_bytes, shebang_python  # noqa: F401
 
 
 class Channel:
@@ -61,33 +62,6 @@ class Channel:
 
     def send_json(self, tag, doc):
         self.send(tag, json.dumps(doc))
-
-
-def shebang_interpreter(path):
-    """The Python a console script runs with (its #! line), or None if it is not Python."""
-    import re
-
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    lines = head.decode("utf-8", "replace").splitlines()
-    words = lines[0][2:].strip().split()
-    is_python = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$").match
-    if words and os.path.basename(words[0]) == "env":
-        words = [w for w in words[1:] if not w.startswith("-")]
-        found = shutil.which(words[0]) if words else None
-        words = [found] if found else []
-    if words and is_python(os.path.basename(words[0])):
-        return words[0]
-    if words and os.path.basename(words[0]) == "sh" and len(lines) > 1:
-        m = re.match(r"^'''exec' \"?([^\" ]+)\"? ", lines[1])
-        if m and is_python(os.path.basename(m.group(1))):
-            return m.group(1)
-    return None
 
 
 def tail(data, lines=15):
@@ -152,7 +126,7 @@ class Agent:
                                  "PATH and not a file)" % script)
             path = os.path.abspath(path)
             if not resolve.get("explicit"):
-                interpreter = shebang_interpreter(path)
+                interpreter = shebang_python(path)
                 if interpreter is None:
                     return self.fail("not_python", "%s on the remote host is not a Python program (no "
                                      "python #! line)" % path)
@@ -198,16 +172,16 @@ class Agent:
                 kill_tree(self.proc)
                 return self.fail("timeout", "the target did not finish within %gs (--timeout); it and "
                                  "its children were killed on the remote host" % timeout,
-                                 tail(_read(err_path)))
+                                 tail(read_bytes(err_path)))
         seconds = time.monotonic() - started
         # The target is done; anything it left running in its group goes too.
         kill_tree(self.proc, pids=[])
-        self.out.send(b"O", _read(out_path))
-        self.out.send(b"E", _read(err_path))
+        self.out.send(b"O", read_bytes(out_path))
+        self.out.send(b"E", read_bytes(err_path))
         for name in h.get("collect", []):
             path = os.path.join(workdir, name)
             if os.path.isfile(path):
-                self.out.send(b"F", name.encode("utf-8") + b"\x00" + _read(path))
+                self.out.send(b"F", name.encode("utf-8") + b"\x00" + read_bytes(path))
         self.out.send_json(b"R", {"returncode": self.proc.returncode, "seconds": seconds})
         return None
 
@@ -268,14 +242,6 @@ def load_probe_module(files, name):
         exec(compile(fh.read(), path, "exec"), namespace)
     namespace["load_probe"](files)
     return importlib.import_module("_flagtrace_probe." + name)
-
-
-def _read(path):
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
 
 
 def main():

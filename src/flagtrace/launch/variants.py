@@ -13,7 +13,8 @@ import time
 from .. import __version__
 from ..cachefiles import cache_folder, write_whole
 from ..exitcodes import FlagtraceError
-from .local import read_bytes, run_probe, stderr_tail
+from ..probe.bootstrap.proctable import read_bytes
+from .local import run_probe, stderr_tail
 
 SETUP_ALLOWANCE = 600.0  # the parent's own start: interpreter, probe, the framework's import
 

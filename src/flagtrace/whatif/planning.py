@@ -6,7 +6,8 @@ import os
 from .. import gpus, modelconfigs
 from ..adapters import choose_adapter
 from ..exitcodes import ExitCode, FlagtraceError
-from ..launch.command import Target, is_python_name, parse_command
+from ..launch.command import Target, parse_command
+from ..probe.bootstrap.proctable import is_python_path
 
 
 @dataclasses.dataclass
@@ -37,7 +38,7 @@ def side_command(command, python):
     console script (``sglang serve``) the script of the same name beside it."""
     if not command:
         return command
-    if is_python_name(command[0]) or os.path.basename(command[0]).startswith("python"):
+    if is_python_path(command[0]) or os.path.basename(command[0]).startswith("python"):
         return [python] + list(command[1:])
     script = os.path.join(os.path.dirname(python), os.path.basename(command[0]))
     if not os.path.exists(script):

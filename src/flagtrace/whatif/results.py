@@ -29,9 +29,9 @@ def analysis(result):
         raise FlagtraceError("%s ended before flagtrace could record anything (exit status %s)"
                              % (label, result.returncode), detail=stderr_tail(result.output))
     trace = tracefile.check(result.trace)
-    refused = verdict.refusal(trace)
-    if refused:
-        raise FlagtraceError(refused)
+    stop = verdict.gate(trace, died=False)
+    if stop:
+        raise FlagtraceError(stop.message)
     return annotate(analyse(trace))
 
 

@@ -7,17 +7,76 @@ ran the bootstrap (``python -I``, ``-E``, ``-S``, a launcher that reset PYTHONPA
 Standard library only, Python >= 3.9: it is shipped with the probe.
 A process that starts and ends between two polls can be missed: the bootstrap's own records
 and the children its probed parents note cover most of those.
+
+It is also the one home of what flagtrace and the code it ships (the probe, the ``--via`` agent,
+which gets this file's source before its own) both ask of a process or a program: is it a Python
+(is_python_path, shebang_python), its #! line (shebang), its output files (read_bytes), its exit
+status in words (exit_status).
 """
 import os
 import re
+import shutil
 import signal
 
-_PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
+_PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?(\.exe)?$")
 _KEEP_ENV = ("PYTHONPATH", "FLAGTRACE_RUN_DIR", "PYTHONHOME", "PYTHONNOUSERSITE")
 
 
 def is_python_path(path):
+    """Whether ``path`` (a program name or path) names a Python interpreter: python, python3.11, pypy3."""
     return bool(path) and bool(_PYTHON.match(os.path.basename(str(path))))
+
+
+def shebang(path):
+    """(the words of a file's #! line, its second line): ([], "") where it has none or cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return [], ""
+    if not head.startswith(b"#!"):
+        return [], ""
+    lines = head.decode("utf-8", "replace").splitlines()
+    return lines[0][2:].strip().split(), lines[1] if len(lines) > 1 else ""
+
+
+def shebang_python(path, which=shutil.which):
+    """The Python interpreter a script (a console script) runs with, from its #! line; None if it is
+    not Python. ``#!/usr/bin/env python3`` is looked up with ``which`` (None: only named)."""
+    words, second = shebang(path)
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+        if which is not None:
+            found = which(words[0]) if words else None
+            words = [found] if found else []
+    if words and is_python_path(words[0]):
+        return words[0]
+    # pip writes "#!/bin/sh" + "'''exec' /long/path/python "$0" "$@"" for long paths.
+    if words and os.path.basename(words[0]) == "sh" and second:
+        m = re.match(r"^'''exec' \"?([^\" ]+)\"? ", second)
+        if m and is_python_path(m.group(1)):
+            return m.group(1)
+    return None
+
+
+def read_bytes(path):
+    """A file's bytes; b"" if it cannot be read (a process that never wrote it)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def exit_status(code, number=True):
+    """A process's exit status in a message: "1", "-9 (SIGKILL)" (``number=False``: "SIGKILL")."""
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            return str(code)
+        return "%d (%s)" % (code, name) if number else name
+    return str(code)
 
 
 def read_stat(pid):

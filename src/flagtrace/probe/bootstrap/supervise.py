@@ -22,7 +22,7 @@ import subprocess
 import time
 
 from .. import values
-from .proctable import ProcTable, is_alive, kill_tree
+from .proctable import ProcTable, is_alive, kill_tree, read_bytes, shebang
 from .sitecustomize import relevant_env
 
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,8 +127,8 @@ def supervise(command, request, timeout, run_dir, env=None, cwd=None, stdin=None
             "exit_status": None if (timed_out or interrupted) else proc.returncode,
             "root_pid": proc.pid, "site_dir": site_dir, "run_dir": run_dir, "request": _public(request),
             "scanned": table.snapshot(), "leftovers": leftovers, "script": read_script(command, env, cwd),
-            "stdout": _read(out_path)[-_OUTPUT_LIMIT:].decode("utf-8", "replace"),
-            "stderr": _read(err_path)[-_OUTPUT_LIMIT:].decode("utf-8", "replace"),
+            "stdout": read_bytes(out_path)[-_OUTPUT_LIMIT:].decode("utf-8", "replace"),
+            "stderr": read_bytes(err_path)[-_OUTPUT_LIMIT:].decode("utf-8", "replace"),
         })
         return redact(doc, env)
     except BaseException:
@@ -256,22 +256,7 @@ def read_script(command, env=None, cwd=None):
 
 
 def _shell_shebang(path, shells):
-    try:
-        with open(path, "rb") as fh:
-            head = fh.readline(200).decode("utf-8", "replace")
-    except OSError:
-        return False
-    if not head.startswith("#!"):
-        return False
-    words = head[2:].split()
+    words, _ = shebang(path)
     if words and os.path.basename(words[0]) == "env":
         words = words[1:]
     return bool(words) and os.path.basename(words[0]) in shells
-
-
-def _read(path):
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
