@@ -12,6 +12,7 @@ from ..exitcodes import ExitCode, FlagtraceError
 from ..launch.command import parse_command
 from ..cachefiles import cache_folder
 from ..probe.sim.standins import load_table
+from . import options
 from .base import prepare
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # flagtrace/
@@ -21,7 +22,7 @@ HELP = ("flagtrace about itself: version, data, GPU profiles, stand-ins, cache, 
 
 
 def add_arguments(p):
-    p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
+    options.adapter_option(p)
 
 
 def run(req):

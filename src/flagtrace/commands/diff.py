@@ -26,9 +26,7 @@ HELP = ("the same command on two GPUs, or with a flag or variable changed: the f
 def add_arguments(p):
     p.add_argument("--gpu", action="append", default=[], metavar="NAME[xCOUNT]",
                    help="a side per GPU profile (repeat: --gpu H100x8 --gpu B200x7); once: every side's GPU")
-    p.add_argument("--python", action="append", default=[], metavar="PATH",
-                   help="a side per interpreter (a release or an environment; repeat): the command run by each; "
-                        "options renamed between releases are translated")
+    options.python_option(p, "sides")
     p.add_argument("--via", metavar="PREFIX",
                    help="side 1: the command on another host through this prefix (its real hardware); side 2: "
                         "the same command here (with --gpu: simulated) - does the simulation agree?")

@@ -12,8 +12,8 @@ def add_arguments(p):
                    help="the lock file to write (default %(default)s)")
     p.add_argument("--gpu", metavar="NAME[xCOUNT]", help="simulate this GPU (the count from each manifest where "
                    "only the type is given)")
-    p.add_argument("--python", metavar="PATH", help="an interpreter that stands for every image's")
-    p.add_argument("--timeout", type=float, default=options.DEFAULT_TIMEOUT, metavar="SECONDS")
+    options.python_option(p, "image")
+    options.timeout_option(p)
     options.release_option(p)
     options.model_options(p)
 

@@ -22,9 +22,7 @@ def add_arguments(p):
                    help="a row group per GPU profile (repeat); none: the real hardware")
     p.add_argument("--flags", action="append", default=[], metavar='"--FLAG VALUE ..."',
                    help="a row per flag set, each option replacing the one typed (repeat; \"\": as typed)")
-    p.add_argument("--python", action="append", default=[], metavar="PATH",
-                   help="a row group per interpreter (a release or an environment; repeat); options renamed "
-                        "between releases are translated")
+    options.python_option(p, "rows")
     p.add_argument("--fields", default=None, metavar="A,B,...",
                    help="the columns (default: every field that differs between the cells)")
     options.whatif(p, "cell", "matrix")

@@ -2,7 +2,7 @@
 ``add_arguments`` picks the groups it takes."""
 import argparse
 
-from ..launch import via
+from ..launch.via import DEFAULT_PYTHON
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -15,8 +15,7 @@ def common(p, verb):
                    help="analyse a saved trace instead of running a command")
     p.add_argument("--save-trace", metavar="FILE", help="also write the raw trace to FILE")
     watch_options(p)
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help="kill the target and its children after this long (default %(default)s)")
+    timeout_option(p, "kill the target and its children after this long")
     p.add_argument("--format", choices=reporters.formats(verb), default="terminal")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--show-output", action="store_true", help="print the target's own stdout/stderr too")
@@ -25,13 +24,15 @@ def common(p, verb):
     p.add_argument("--details", action="store_true",
                    help="show conditions and causes for decided fields too (overridden ones always)")
     p.add_argument("--strict", action="store_true", help="exit 1 when an explicit request was overridden")
-    p.add_argument("--adapter", default="auto", metavar="NAME",
-                   help="auto (default: recognise SGLang), sglang, or generic (--watch/--stop-at only)")
+    adapter_option(p)
     p.add_argument("--gpu", metavar="NAME[xCOUNT]",
                    help="simulate this hardware, e.g. B200x7 (see flagtrace gpus); default: the real one")
     p.add_argument("--gpu-profile", metavar="FILE.toml", help="a GPU profile of your own (same shape as "
                    "flagtrace gpus --toml prints)")
-    via.add_options(p)  # --via PREFIX, --python PATH (run on another host)
+    p.add_argument("--via", metavar="PREFIX",
+                   help="run the target on another host through this command prefix, e.g. "
+                        "'ssh -p 19248 root@gpu-box', 'docker exec -i ctr', 'kubectl exec -i pod --'")
+    python_option(p, "remote")
     model_options(p)
     release_option(p)
     if verb != "run":
@@ -43,14 +44,45 @@ def whatif(p, unit, verb):
     from ..report import formats
 
     watch_options(p)
-    p.add_argument("--adapter", default="auto", metavar="NAME", help="auto (default), sglang, vllm or generic")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help="per %s: kill its resolution after this long (default %%(default)s)" % unit)
+    adapter_option(p)
+    timeout_option(p, "per %s: kill its resolution after this long" % unit)
     p.add_argument("--format", choices=formats(verb), default="terminal")
     model_options(p)
     release_option(p)
     file_options(p)
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+
+
+def adapter_option(p):
+    """``--adapter NAME``: one of the adapters' names (adapters.NAMES)."""
+    from ..adapters import NAMES
+
+    p.add_argument("--adapter", default="auto", choices=NAMES, metavar="NAME",
+                   help="%s: auto (default) recognises the framework of the command; generic follows only "
+                        "--watch/--stop-at" % ", ".join(NAMES))
+
+
+def timeout_option(p, what=None):
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="%s (default %%(default)s)" % what if what else None)
+
+
+# --python PATH, by what the interpreter stands for in the verb
+_PYTHON = {
+    "remote": dict(help="with --via: the remote interpreter (default: the command's own python word, or %s for a "
+                        "console script)" % DEFAULT_PYTHON),
+    "sides": dict(action="append", default=[], help="a side per interpreter (a release or an environment; repeat): "
+                  "the command run by each; options renamed between releases are translated"),
+    "rows": dict(action="append", default=[], help="a row group per interpreter (a release or an environment; "
+                 "repeat); options renamed between releases are translated"),
+    "image": dict(help="an interpreter that stands for every image's"),
+}
+
+
+def python_option(p, meaning):
+    """``--python PATH``: ``remote`` (with --via, the interpreter there), ``sides`` (diff: a side per
+    interpreter), ``rows`` (matrix: a row group per interpreter), ``image`` (lock: every image's)."""
+    p.add_argument("--python", metavar="PATH", **_PYTHON[meaning])
 
 
 def watch_options(p):

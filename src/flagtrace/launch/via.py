@@ -35,15 +35,6 @@ ARGV_TRANSPORTS = {"docker", "podman", "nerdctl", "kubectl", "oc", "lxc", "incus
                    "singularity", "enroot", "nsenter", "chroot", "machinectl", "srun"}
 
 
-def add_options(parser):
-    parser.add_argument("--via", metavar="PREFIX",
-                        help="run the target on another host through this command prefix, e.g. "
-                             "'ssh -p 19248 root@gpu-box', 'docker exec -i ctr', 'kubectl exec -i pod --'")
-    parser.add_argument("--python", metavar="PATH",
-                        help="with --via: the remote interpreter (default: the command's own python "
-                             "word, or %s for a console script)" % DEFAULT_PYTHON)
-
-
 def check_options(asked):
     """Usage errors of --via / --python (exit 64)."""
     via = asked.via
