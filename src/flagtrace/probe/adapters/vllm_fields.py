@@ -147,6 +147,27 @@ def engine_arg_copy_sites(source, holders):
     return out
 
 
+def _derived_locals(func):
+    """Local name -> the one EngineArgs attribute its value comes from, in one builder function:
+    every assignment of the name reads that attribute (``x = convert(self.a, model_config)``), and
+    only that one (a name assigned from two attributes, or from none, is left out)."""
+    reads = {}
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                reads.setdefault(targets[0].id, set()).add(_read_attr(node.value))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            reads.setdefault(node.target.id, set()).add(None)
+    return {name: attrs.pop() for name, attrs in reads.items() if len(attrs) == 1 and None not in attrs}
+
+
+def _called(func):
+    """The attributes of ``self`` a builder calls (``self.create_model_config()``): methods, not fields."""
+    return {n.func.attr for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"}
+
+
 def engine_arg_paths(source, holders, groups=None):
     """EngineArgs attribute -> dotted ``VllmConfig`` path, from the builder's source (text or tree).
 
@@ -156,13 +177,26 @@ def engine_arg_paths(source, holders, groups=None):
     tree = parse(source)
     if tree is None:
         return {}
-    found = {}
+    held = set(holders.values())
+    found, through_locals = {}, {}
     for node, name, prefix in _config_calls(tree, holders):
         for kw in node.keywords:
             attr = _self_attr(kw.value) if kw.arg else None
             if attr:
                 path = kw.arg if not prefix else prefix + "." + kw.arg
                 found.setdefault(attr, []).append((name, path))
+    for func in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        called = _called(func)
+        derived = {k: a for k, a in _derived_locals(func).items() if a not in held and a not in called}
+        for node, name, prefix in _config_calls(func, holders):
+            for kw in node.keywords:
+                # cache_dtype=resolved_cache_dtype, where resolved_cache_dtype =
+                # resolve_kv_cache_dtype_string(self.kv_cache_dtype, model_config)
+                if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id in derived:
+                    path = kw.arg if not prefix else prefix + "." + kw.arg
+                    through_locals.setdefault(derived[kw.value.id], []).append((name, path))
+    for attr, places in through_locals.items():
+        found.setdefault(attr, places)  # a direct copy of the attribute wins
     out = {}
     for attr, places in found.items():
         group = (groups or {}).get(attr)

@@ -1,0 +1,39 @@
+"""issue 24: an EngineArgs attribute converted into a local before it reaches a config's constructor
+(vLLM >= 0.15: ``resolved_cache_dtype = resolve_kv_cache_dtype_string(self.kv_cache_dtype, model_config)``,
+then ``CacheConfig(cache_dtype=resolved_cache_dtype)``) still names the field it becomes: without it
+``--kv-cache-dtype fp8_e4m3`` lost its request and ``cache_config.cache_dtype`` was reported *default*
+(found by bench/fidelity.py on vLLM 0.34.0)."""
+from flagtrace.probe.adapters.vllm_fields import engine_arg_paths
+
+BUILDER = '''
+class EngineArgs:
+    def create_engine_config(self):
+        model_config = self.create_model_config()
+        resolved_cache_dtype = resolve_kv_cache_dtype_string(self.kv_cache_dtype, model_config)
+        rpc_port = (self.data_parallel_rpc_port if self.data_parallel_rpc_port is not None
+                    else ParallelConfig.data_parallel_rpc_port)
+        two = self.a if x else self.b
+        again = self.c
+        again = self.d
+        compilation_config = copy.deepcopy(self.compilation_config)
+        cache_config = CacheConfig(cache_dtype=resolved_cache_dtype, block_size=self.block_size, x=two, y=again)
+        parallel_config = ParallelConfig(data_parallel_rpc_port=rpc_port)
+        return VllmConfig(model_config=model_config, compilation_config=compilation_config,
+                          cache_config=cache_config, parallel_config=parallel_config)
+'''
+HOLDERS = {"CacheConfig": "cache_config", "ParallelConfig": "parallel_config", "ModelConfig": "model_config",
+           "CompilationConfig": "compilation_config"}
+
+
+def test_an_attribute_converted_in_a_local_names_the_field_it_becomes():
+    paths = engine_arg_paths(BUILDER, HOLDERS)
+    assert paths["kv_cache_dtype"] == "cache_config.cache_dtype"
+    assert paths["data_parallel_rpc_port"] == "parallel_config.data_parallel_rpc_port"
+    assert paths["block_size"] == "cache_config.block_size"  # the direct copy, as before
+
+
+def test_only_a_local_made_from_one_field_counts():
+    paths = engine_arg_paths(BUILDER, HOLDERS)
+    assert not {"a", "b", "c", "d"} & set(paths)  # two attributes in one value, or two assignments
+    assert "create_model_config" not in paths  # a method called, not a field read
+    assert "compilation_config" not in paths  # a held config copied whole is not an engine argument's field
