@@ -9,7 +9,8 @@ SGLANG_VERSIONS ?= 0.4.6.post5 0.4.10.post2 0.5.3 0.5.6 0.5.9 0.5.10.post1 0.5.1
 # The vLLM releases built by `make vllm-env` (env/vllm/<VERSION>.txt each; overlays on the same venv).
 VLLM_VERSIONS ?= 0.11.2 0.15.1 0.25.1 0.33.0 0.34.0
 # NVIDIA Dynamo releases built by `make dynamo-env` (env/ai-dynamo/<VERSION>.txt each: an overlay on the vLLM
-# overlay its #@on line names, built first where it is missing).
+# overlay its #@on line names, and for python -m dynamo.sglang on the SGLang one its #@on ... dynamo.sglang line
+# names (sglang 0.5.21), each built first where it is missing).
 DYNAMO_VERSIONS ?= 1.6.1
 
 .PHONY: demo test docs venv bytecode sglang-env vllm-env dynamo-env test-core clean

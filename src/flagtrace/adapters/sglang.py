@@ -24,6 +24,13 @@ class SGLangAdapter(FrameworkAdapter):
     optional_model_options = ("--tokenizer-path",)
     device_options = ("--disaggregation-ib-device",)
     release_env = {"smoke_module": "sglang.srt.server_args", "pins_module": "flagtrace.adapters.sglang_pins"}
+    # NVIDIA Dynamo's SGLang worker parses its own flags and SGLang's (ServerArgs.add_cli_args), sets some of
+    # SGLang's on the parsed namespace and builds ServerArgs.from_cli_args itself: followed as it is, to
+    # SGLang's stop point; its network steps are stood in for (probe/adapters/dynamo.py). ``--release
+    # ai-dynamo==1.6.1`` (the vLLM adapter's wrapper recipe) runs it on the SGLang overlay its pin file names
+    # for this module (data/env/ai-dynamo/1.6.1.txt: ``#@on sglang==0.5.21 dynamo.sglang``).
+    wrapper_modules = ("dynamo.sglang",)
+    setup = ("adapters.dynamo", "adapters.sglang")  # Dynamo's first: it may swap the overlay SGLang is found in
 
     def check(self, args):
         check_model_path(args)

@@ -3,7 +3,8 @@
 Layout under the root (FLAGTRACE_ENVS; default <flagtrace cache>/envs; the repository's Makefile uses .envs):
   sglang/venv/             the shared Python 3.11 venv: torch + data/env/sglang/base.txt, for every framework
   <fw>/overlays/<V>/       a ``--no-deps --target`` install of the release's pin file (a wrapper's pin file, e.g.
-                           ai-dynamo's, names with ``#@on NAME==V`` the release whose overlay it sits on)
+                           ai-dynamo's, names with ``#@on NAME==V`` the release whose overlay it sits on, and
+                           with ``#@on NAME==V MODULE`` another for the worker module MODULE: dynamo.sglang)
   <fw>/<V>/bin/python      wrapper: the overlay first on PYTHONPATH, then the venv's python
   <fw>/<V>/bin/<script>    the framework's console scripts (``vllm``, ``sglang``), run by bin/python
   <fw>/pins/<V>.txt        pin files generated here for releases flagtrace ships none for
@@ -143,6 +144,7 @@ class Builder:
         stamp = _read(os.path.join(self.overlay(release), ".flagtrace-stamp"))
         return bool(pins and stamp and os.path.exists(self.python(release)) and self._venv_ok()
                     and (not base_of(pins) or self.ready(base_of(pins)))
+                    and all(self.ready(b) for b in module_bases(pins).values())
                     and stamp.strip() == self.overlay_key(release, pins))
 
     # ---------------------------------------------------------------- the one entry point
@@ -165,6 +167,10 @@ class Builder:
         if base and not self.ready(base):  # the release a wrapper sits on, first (it takes the same locks)
             self.say("%s: sits on %s; building that first" % (release, base))
             self.build(base)
+        for module, other in sorted(module_bases(self.pin_path(release)).items()):
+            if not self.ready(other):
+                self.say("%s: python -m %s sits on %s; building that first" % (release, module, other))
+                self.build(other)
         os.makedirs(self.logs(release.framework), exist_ok=True)
         os.makedirs(self.logs(SHARED), exist_ok=True)
         with self._lock(SHARED), (self._lock(release.framework) if release.framework != SHARED
@@ -365,8 +371,11 @@ class Builder:
         venv_rel = os.path.relpath(self.venv(), home)
         base = base_of(self.pin_path(release))
         under = ":$root/%s" % os.path.relpath(self.overlay(base), home) if base else ""
+        modules = "".join(_MODULE_BASE % {"module": module, "under": os.path.relpath(self.overlay(base), home),
+                                          "other": os.path.relpath(self.overlay(other), home)}
+                          for module, other in sorted(module_bases(self.pin_path(release)).items()) if base)
         _write_if_changed(self.python(release), _WRAPPER % {"name": release.framework, "v": v, "venv": venv_rel,
-                                                             "under": under})
+                                                             "under": under, "modules": modules})
         self._aliases(release)
         entry_points = ""
         for name in os.listdir(self.overlay(release)):
@@ -465,6 +474,18 @@ def base_of(pins):
     return None
 
 
+def module_bases(pins):
+    """{worker module: the Release its ``python -m`` sits on instead} (``#@on sglang==0.5.21 dynamo.sglang``)."""
+    from .release import Release
+
+    out = {}
+    for line in open(pins) if pins else ():
+        words = line.split()
+        if words[:1] == ["#@on"] and len(words) == 3 and "==" in words[1]:
+            out[words[2]] = Release(*words[1].split("==", 1))
+    return out
+
+
 def _extracts(pins):
     out = []
     for line in open(pins):
@@ -534,7 +555,18 @@ _WRAPPER = """#!/bin/sh
 root=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
 PYTHONPATH="$root/overlays/%(v)s%(under)s${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONPATH
-exec "$root/%(venv)s/bin/python" "$@"
+%(modules)sexec "$root/%(venv)s/bin/python" "$@"
+"""
+
+# A wrapper's worker module that sits on another overlay (``#@on NAME==V MODULE``): FLAGTRACE_WRAPPER_BASES names
+# it (``MODULE=DEFAULT_OVERLAY=ITS_OVERLAY``, space-separated); ``python -m MODULE`` gets that overlay in place of
+# the default one here, and under the probe (whose argv does not name the module) the probe's Dynamo adapter
+# swaps the two on sys.path before anything is imported (probe/adapters/dynamo.py).
+_MODULE_BASE = """FLAGTRACE_WRAPPER_BASES="${FLAGTRACE_WRAPPER_BASES:+$FLAGTRACE_WRAPPER_BASES }%(module)s=$root/%(under)s=$root/%(other)s"
+export FLAGTRACE_WRAPPER_BASES
+case "$1 $2" in "-m %(module)s"|"-m %(module)s."*)
+  PYTHONPATH=$(printf %%s "$PYTHONPATH" | sed "s|$root/%(under)s|$root/%(other)s|");;
+esac
 """
 
 _SCRIPT = """#!%(bin)s/python

@@ -11,9 +11,22 @@ stand-in recorded in the trace (``adapter.stand_ins``) when it is used:
 * ``fetch_model`` (dynamo.common.model_fetch) downloads nothing: it returns the name it is given (a
   hub id has already been replaced by a folder holding the model's config, as for any command).
 
+Dynamo's SGLang worker (``dynamo.sglang.args.parse_args``) sets SGLang's flags on the argparse Namespace its
+parser returned (``incremental_streaming_output = True``, the first of a ``--served-model-name`` list, ...)
+before ``ServerArgs.from_cli_args`` copies them: no config object exists yet to watch. The writes made by
+Dynamo's own code on a Namespace are kept and, when a ServerArgs is built from that Namespace, replayed on it:
+the field's initial value is what SGLang's parser gave, followed by Dynamo's write at its function and
+file:line (``how: "set"``, ``via: "argparse.Namespace"``). Recorded, never changed: the values are Dynamo's.
+
+``--release ai-dynamo==V`` runs ``python -m dynamo.sglang`` on the SGLang overlay its pin file names for that
+module (``#@on sglang==0.5.21 dynamo.sglang``); the release's interpreter names the swap in
+FLAGTRACE_WRAPPER_BASES (``MODULE=DEFAULT_OVERLAY=ITS_OVERLAY``) and, the probe's argv not naming the module,
+the swap is made here on sys.path before anything is imported (and in PYTHONPATH, for the worker's children).
+
 Nothing is stood in for under ``flagtrace run --live``. Standard library only, Python >= 3.9.
 """
 import functools
+import os
 import sys
 
 from .release import installed_version
@@ -27,7 +40,13 @@ CONSUMERS = ("dynamo.vllm.main", "dynamo.vllm.args", "dynamo.sglang.main", "dyna
 LOCAL_PLANES = {"request_plane": ("nats", "tcp"), "event_plane": ("nats", "zmq")}
 
 
+NAMESPACE_WRITERS = {"dynamo.sglang": "dynamo.sglang"}  # worker -> the package whose Namespace writes count
+SERVER_ARGS = ("sglang.srt.server_args", "ServerArgs")
+BASES_ENV = "FLAGTRACE_WRAPPER_BASES"
+
+
 def setup(probe):
+    _swap_base(probe)
     if probe.request.get("live"):
         return
     for worker in WORKERS:
@@ -48,11 +67,36 @@ def _note(probe, text):
         info["stand_ins"].append(text)
 
 
+def _swap_base(probe):
+    """``python -m MODULE`` of a wrapper release whose pin file sits MODULE on another overlay: that overlay
+    in place of the default one on sys.path and PYTHONPATH (FLAGTRACE_WRAPPER_BASES, written by the release's
+    interpreter)."""
+    target = probe.request.get("target") if probe.request.get("mode") == "module" else None
+    for item in os.environ.get(BASES_ENV, "").split():
+        module, _, paths = item.partition("=")
+        default, _, other = paths.partition("=")
+        if not target or not other or not (target == module or target.startswith(module + ".")):
+            continue
+        norm = os.path.normpath(default)
+        swapped = [os.path.normpath(other) if os.path.normpath(p) == norm else p for p in sys.path]
+        parts = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if swapped != sys.path:
+            sys.path[:] = swapped
+            os.environ["PYTHONPATH"] = os.pathsep.join(other if os.path.normpath(p) == norm else p for p in parts)
+        # noted when the worker is imported (the framework's set-up, after this one, writes adapter_info anew)
+        probe.__dict__["dynamo_base"] = "python -m %s on %s, not %s (the wrapper release's pin file: #@on ... %s)" % (
+            module, os.path.normpath(other), norm, module)
+
+
 def _entry(probe, worker, module):
     """The worker's package: named in the adapter's description (``... via dynamo.vllm (ai-dynamo 1.6.1)``)."""
     info = _info(probe)
     if info.get("wrapper"):
         return
+    if probe.__dict__.get("dynamo_base"):
+        _note(probe, probe.__dict__["dynamo_base"])
+    if worker in NAMESPACE_WRITERS:
+        _watch_namespaces(probe, NAMESPACE_WRITERS[worker])
     version = installed_version(DISTRIBUTION) or getattr(module, "__version__", None) or "?"
     info["wrapper"] = {"module": worker, "distribution": DISTRIBUTION, "version": version}
     if info.get("describe"):
@@ -98,3 +142,84 @@ def _fetch(probe, original, qualname):
         _note(probe, "%s (nothing downloaded: %r returned as given)" % (qualname, remote_name))
         return remote_name
     return fetch_model
+
+
+def _watch_namespaces(probe, package):
+    """Keep the writes ``package``'s own code makes on argparse Namespaces, and replay them on the ServerArgs
+    built from one (``ServerArgs.from_cli_args``)."""
+    import argparse
+
+    from ..recorder import frame_info, outer_frames
+
+    if getattr(argparse.Namespace.__setattr__, "_flagtrace_dynamo", False):
+        return
+    folder = os.sep + package.replace(".", os.sep) + os.sep
+    writes = {}  # id(namespace) -> (namespace, [(name, old, new, at, stack)])
+    original = argparse.Namespace.__setattr__
+
+    def __setattr__(self, name, value):
+        caller = sys._getframe(1)
+        if folder in caller.f_code.co_filename and caller.f_code.co_name != "__init__":
+            kept = writes.setdefault(id(self), (self, []))[1]
+            kept.append((name, self.__dict__.get(name, _UNSET), value, frame_info(caller),
+                         outer_frames(caller.f_back, 6)))
+        original(self, name, value)
+    __setattr__._flagtrace_dynamo = True
+    argparse.Namespace.__setattr__ = __setattr__
+    probe.imports.on_import(SERVER_ARGS[0], functools.partial(_replay_on, probe, writes))
+
+
+_UNSET = object()
+
+
+def _replay_on(probe, writes, module):
+    klass = getattr(module, SERVER_ARGS[1], None)
+    held = getattr(klass, "__dict__", {}).get("from_cli_args")
+    if not isinstance(held, classmethod) or getattr(held.__func__, "_flagtrace_dynamo", False):
+        return
+    func = held.__func__
+
+    def from_cli_args(cls, args, *rest, **kw):
+        built = func(cls, args, *rest, **kw)
+        kept = writes.pop(id(args), (None, []))[1]
+        if kept and probe.recorder.by_id.get(id(built)) is not None:  # registered by its constructor
+            _replay(probe, built, kept)
+        elif kept:  # a record registered later (SGLang 0.5.20+: at resolve_once; probe/adapters/sglang_sealed.py)
+            pending[id(built)] = (built, kept)
+            hooks = probe.__dict__.setdefault("after_register", [])
+            if after_register not in hooks:
+                hooks.append(after_register)
+        return built
+
+    def after_register(record):
+        held = pending.pop(id(record), None)
+        if held is not None:
+            _replay(probe, record, held[1])
+    pending = {}
+    from_cli_args = functools.wraps(func)(from_cli_args)
+    from_cli_args._flagtrace_dynamo = True
+    setattr(klass, "from_cli_args", classmethod(from_cli_args))
+
+
+def _replay(probe, built, kept):
+    from ..values import describe
+
+    trace, watched = probe.trace, probe.recorder.by_id.get(id(built))
+    if watched is None:
+        return
+    oid = watched.root.oid
+    inits = {e["field"]: e for e in trace.events
+             if e.get("kind") == "write" and e.get("obj") == oid and e.get("how") == "init"}
+    fields = set(inits)
+    for name, old, new, at, stack in kept:
+        if name not in fields:
+            continue  # not a ServerArgs field (a Dynamo-only attribute of the Namespace)
+        init = inits.pop(name, None)  # the first write's old value is the initial one
+        if init is not None and old is not _UNSET:
+            init["new"] = describe(old, name)  # the initial value: what SGLang's parser gave
+        event = {"kind": "write", "seq": trace._next(), "obj": oid, "field": name, "how": "set",
+                 "via": "argparse.Namespace", "new": describe(new, name), "at": at, "stack": stack}
+        if old is not _UNSET:
+            event["old"] = describe(old, name)
+        trace._add(event)
+        trace.files.add(at["file"])

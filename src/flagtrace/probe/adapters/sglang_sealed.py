@@ -186,6 +186,8 @@ class SealedRecord:
         self.trace.construct(watched, (), {}, frame)
         for name in self.fields:
             self.recorder.on_initial(watched, name, getattr(record, name, None))
+        for hook in list(self.probe.__dict__.get("after_register", ())):  # a wrapper's writes made before it
+            hook(record)  # existed (probe/adapters/dynamo.py: Dynamo's on the parsed Namespace)
         stash = getattr(record, "_resolved_overrides", None)
         if stash:  # declared before resolution (a launcher stage): nothing to compare with
             self.on_entries(record, stash, 0, frame)
