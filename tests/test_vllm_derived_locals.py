@@ -17,7 +17,10 @@ class EngineArgs:
         again = self.d
         compilation_config = copy.deepcopy(self.compilation_config)
         cache_config = CacheConfig(cache_dtype=resolved_cache_dtype, block_size=self.block_size, x=two, y=again)
-        parallel_config = ParallelConfig(data_parallel_rpc_port=rpc_port)
+        parallel_config = ParallelConfig(data_parallel_rpc_port=rpc_port, cp_kv_cache_interleave_size=(
+            self.cp_kv_cache_interleave_size if self.cp_kv_cache_interleave_size is not None
+            else ParallelConfig.cp_kv_cache_interleave_size), w=self.e if self.f else None,
+            device="cpu" if is_online(self.quantization) else None)
         return VllmConfig(model_config=model_config, compilation_config=compilation_config,
                           cache_config=cache_config, parallel_config=parallel_config)
 '''
@@ -30,10 +33,12 @@ def test_an_attribute_converted_in_a_local_names_the_field_it_becomes():
     assert paths["kv_cache_dtype"] == "cache_config.cache_dtype"
     assert paths["data_parallel_rpc_port"] == "parallel_config.data_parallel_rpc_port"
     assert paths["block_size"] == "cache_config.block_size"  # the direct copy, as before
+    # with a fallback when not given (vLLM 0.34.0; was reported default, its request lost)
+    assert paths["cp_kv_cache_interleave_size"] == "parallel_config.cp_kv_cache_interleave_size"
 
 
 def test_only_a_local_made_from_one_field_counts():
     paths = engine_arg_paths(BUILDER, HOLDERS)
-    assert not {"a", "b", "c", "d"} & set(paths)  # two attributes in one value, or two assignments
+    assert not {"a", "b", "c", "d", "e", "f", "quantization"} & set(paths)  # quantization: the condition only  # two attributes in one value, or two assignments
     assert "create_model_config" not in paths  # a method called, not a field read
     assert "compilation_config" not in paths  # a held config copied whole is not an engine argument's field

@@ -191,10 +191,22 @@ def engine_arg_paths(source, holders, groups=None):
         for node, name, prefix in _config_calls(func, holders):
             for kw in node.keywords:
                 # cache_dtype=resolved_cache_dtype, where resolved_cache_dtype =
-                # resolve_kv_cache_dtype_string(self.kv_cache_dtype, model_config)
-                if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id in derived:
+                # resolve_kv_cache_dtype_string(self.kv_cache_dtype, model_config); or the attribute
+                # with a fallback: x=(self.x if self.x is not None else ParallelConfig.x)
+                if not kw.arg:
+                    continue
+                attr = None
+                if isinstance(kw.value, ast.Name):
+                    attr = derived.get(kw.value.id)
+                elif isinstance(kw.value, (ast.IfExp, ast.BoolOp)):
+                    attr = _read_attr(kw.value)
+                    if isinstance(kw.value, ast.IfExp) and attr not in (_read_attr(kw.value.body),
+                                                                        _read_attr(kw.value.orelse)):
+                        attr = None  # read by the condition only: device="cpu" if f(self.q) else None
+                    attr = attr if attr not in held and attr not in called else None
+                if attr:
                     path = kw.arg if not prefix else prefix + "." + kw.arg
-                    through_locals.setdefault(derived[kw.value.id], []).append((name, path))
+                    through_locals.setdefault(attr, []).append((name, path))
     for attr, places in through_locals.items():
         found.setdefault(attr, places)  # a direct copy of the attribute wins
     out = {}
