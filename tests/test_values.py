@@ -205,3 +205,20 @@ def test_plain_copies_lists_and_config_objects_whole_up_to_a_marked_bound():
     deep = [[[[[[[[1]]]]]]]]
     assert plain(deep) == [[[[[[{"$truncated": {"depth": values.MAX_DEPTH}}]]]]]]
     assert plain(Outer) is None  # a class is not a config object
+
+
+def test_a_secret_that_is_also_a_word_of_the_document_keeps_it_readable():
+    """issue 24, found by the option sweep (``--admin-api-key flagtrace`` on SGLang 0.5.23, ``--hf-token
+    flagtrace`` on vLLM 0.34.0): the secret was scrubbed from the JSON text, "flagtrace/trace@1"
+    included, and the trace was refused as "not a flagtrace trace". Values are scrubbed; the schema
+    and the keys stay."""
+    describe("flagtrace", "admin_api_key")
+    doc = {"schema": "flagtrace/trace@1", "flagtrace": 1, "argv": ["--admin-api-key", "flagtrace"],
+           "file": "/src/flagtrace/x.py", "list": [{"schema": "flagtrace"}]}
+    try:
+        back = json.loads(values.scrub(json.dumps(doc)))
+    finally:  # remembered for the whole process: no other test's document may lose the word
+        values._SECRET_VALUES.discard("flagtrace")
+    assert back["schema"] == "flagtrace/trace@1" and back["flagtrace"] == 1
+    assert back["argv"][1] == REDACTED and back["file"] == "/src/%s/x.py" % REDACTED
+    assert back["list"] == [{"schema": REDACTED}]  # only the document's own schema is kept

@@ -140,8 +140,7 @@ _MIN_SECRET = 6  # shorter values would scrub ordinary words out of the trace
 
 
 def remember_secret(value):
-    # Strings only, and not number-like ones: scrub() works on the JSON text, where "123456"
-    # would also match inside numbers (a seq, a line) and break the document.
+    # Strings only, and not number-like ones: "123456" is also part of numbers (a seq, a line).
     try:
         if isinstance(value, str) and len(value) >= _MIN_SECRET and value.strip("0123456789.+-eE "):
             _SECRET_VALUES.add(str(value))
@@ -150,16 +149,30 @@ def remember_secret(value):
 
 
 def scrub(text):
-    """``text`` (a JSON document) with every remembered secret value replaced."""
+    """``text`` (a JSON document) with every remembered secret value replaced in its string values.
+    Keys and the document's ``schema`` are kept: a secret that is also a word of them (an API key
+    ``flagtrace``) must not make the trace unreadable (it did: "flagtrace/trace@1" was scrubbed)."""
     import json
 
-    for secret in sorted(_SECRET_VALUES, key=len, reverse=True):
-        # escaped forms only: a raw quote or backslash could match the document's own syntax
-        for form in {json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
-                     json.dumps(repr(secret)[1:-1])[1:-1]}:
-            if len(form) >= _MIN_SECRET:
-                text = text.replace(form, REDACTED)
-    return text
+    secrets = sorted(_SECRET_VALUES, key=len, reverse=True)
+    forms = [f for s in secrets for f in dict.fromkeys((s, repr(s)[1:-1])) if len(f) >= _MIN_SECRET]
+    if not any(json.dumps(f, ensure_ascii=a)[1:-1] in text for f in forms for a in (True, False)):
+        return text  # the usual case: nothing to replace, no second pass over the document
+    doc = json.loads(text)
+
+    def clean(value):
+        if isinstance(value, str):
+            for form in forms:
+                if form in value:
+                    value = value.replace(form, REDACTED)
+            return value
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: (v if k == "schema" and value is doc else clean(v)) for k, v in value.items()}
+        return value
+
+    return json.dumps(clean(doc))
 
 
 def describe(value, name=None, remember=True):
