@@ -149,6 +149,7 @@ class Resolution:
         if into is None:
             return
         mounted = {into.oid}
+        configs = set(holders.values())  # the paths that hold a config (a JSON option's keys are its fields)
         if config is not None:  # everything reachable from the resolved config, breadth first
             todo = [(config, "")]
             while todo:
@@ -158,6 +159,7 @@ class Resolution:
                     if w is None or w.oid in mounted:
                         continue
                     path = prefix + name
+                    configs.add(path)
                     if w.root is w:  # resolved on its own: its history moves under the config
                         self.trace.mount(w.oid, into.oid, prefix=path)
                     elif w.root is not into:  # built inside EngineArgs and handed over as it is
@@ -180,7 +182,7 @@ class Resolution:
             classes = sorted({k.__name__ for k in self.recorder.root_classes if issubclass(k, self.arg_utils.EngineArgs)})
             self.trace.request["adapter_info"]["self_aliases"] = {"classes": classes, "fields": heads}
         self.trace.primary = into.oid
-        self.name_requests(heads, set(holders.values()), copies)
+        self.name_requests(heads, set(holders.values()), copies, configs)
 
     def engine_arg_paths(self, holders):
         """(EngineArgs attribute -> the field it becomes, attribute -> fields it is copied into)."""
@@ -221,10 +223,13 @@ class Resolution:
                 out.setdefault(attr, []).append((path, written.get(path)))
         return out
 
-    def name_requests(self, heads, config_fields, copies=None):
+    def name_requests(self, heads, config_fields, copies=None, configs=None):
         """Each explicit option names the config field it becomes, and the fields the builder
         copies it into; a JSON option (``--compilation-config '{"mode": 3}'``, ``-cc.mode=3``)
-        requests each nested key instead of the whole config."""
+        requests each nested key instead of the whole config. ``configs``: the paths that hold a
+        config (default: ``config_fields``); a JSON option of any other field (a dict:
+        ``--override-generation-config '{"temperature": 0.5}'``) requests that field whole."""
+        configs = config_fields if configs is None else configs
         argv = [a for a in self.trace.argv0[1:] if isinstance(a, str)]
         for parse in self.trace.parses:
             named = []
@@ -244,7 +249,7 @@ class Resolution:
                     continue
                 ex["field"] = path
                 value = _option_value(parse.get("args") or [], ex)
-                keys = _json_keys(value)
+                keys = _json_keys(value) if path in configs else []
                 if not keys:
                     named.append(ex)
                 for key, leaf in keys:
