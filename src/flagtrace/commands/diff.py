@@ -13,6 +13,7 @@ from . import options
 from ..analysis.compare import compare
 from ..exitcodes import ExitCode, FlagtraceError
 from ..launch import remote, via
+from ..launch.request import ProbeRequest
 from ..launch.variants import Variant, VariantResult
 from ..adapters import choose_adapter
 from .. import report as reporters
@@ -128,7 +129,7 @@ def _via_side(command, opts, asked):
         raise FlagtraceError("nothing to run: put the launch command after --", ExitCode.USAGE)
     target = remote.parse_remote_command(command)
     adapter = choose_adapter(target, asked)
-    request = adapter.request(target, asked)  # asked.via is set: the model path is checked over there
+    request = ProbeRequest.build(adapter, target, asked).to_json()  # asked.via is set: the model path is checked there
     label, where, timeout = "via %s" % via.describe(prefix), opts.via, opts.timeout
 
     def resolve():

@@ -1,6 +1,6 @@
 """What explain, why and check share: the command run under the probe (or a saved trace read), its
 outcome gated, analysed, the -f deployment and ``--fix`` added, then reported by the verb."""
-from .. import gpus, modelconfigs
+from .. import gpus
 from .. import report as reporters
 from .. import trace as tracefile
 from ..adapters import annotate, choose_adapter
@@ -10,6 +10,7 @@ from ..analysis.prewarm import Prewarm
 from ..exitcodes import ExitCode, FlagtraceError
 from ..launch import remote, via
 from ..launch.local import stderr_tail
+from ..launch.request import ProbeRequest
 from ..progress import Progress
 from ..report.paths import short_path
 from .base import prepare
@@ -66,11 +67,8 @@ def obtain_trace(opts, asked, command, err):
     target = remote.parse_target(command, asked)  # parse_command, or the remote twin with --via
     adapter = choose_adapter(target, asked)
     target, request, deferred = prepare_request(adapter, target, asked)
-    # the probe reports a typed --watch / --stop-at whose module or name never appears
-    request["user_specs"] = list(opts.watch) + list(opts.stop_at)
+    request = request.simulating(profile)
     if profile is not None:
-        request["gpu"] = profile
-        request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
         if gpus.real_gpus_present() and not opts.via:
             err.write("flagtrace: warning: this machine has real GPUs; --gpu %s replaces them in the "
                       "traced process\n" % opts.gpu)
@@ -78,7 +76,7 @@ def obtain_trace(opts, asked, command, err):
     report_modules = {"json": (), "markdown": ("flagtrace.report.markdown",)}.get(
         opts.format, ("rich.console", "flagtrace.report.terminal"))
     try:
-        result = remote.launcher(asked)(target, request, opts.timeout, env=adapter.environment(target, asked),
+        result = remote.launcher(asked)(target, request.to_json(), opts.timeout, env=adapter.environment(target, asked),
                                        on_wait=progress.tick if progress.enabled else None,
                                        alongside=lambda hint: Prewarm(hint, report_modules).start())
     except FlagtraceError:
@@ -97,22 +95,22 @@ def obtain_trace(opts, asked, command, err):
 
 def prepare_request(adapter, target, asked):
     """(target, request, deferred): the target with the configs that stand for its models, and the
-    probe's request. flagtrace's own checks of the command's input (the model it names: the adapter's
+    probe's request (launch/request.ProbeRequest; the probe reports a typed --watch / --stop-at whose
+    module or name never appears). flagtrace's own checks of the command's input (the model it names: the adapter's
     check, modelconfigs) do not pre-empt the framework's parser: a usage error of theirs is deferred
     (``deferred``), the command runs as typed up to its parser, where the probe stops it
-    (``request["input_error"]``), and the error is the answer only if the parser accepted the command
+    (``request.input_error``), and the error is the answer only if the parser accepted the command
     or never ran (``vllm serve vllm serve MODEL``: vLLM's "unrecognized arguments", not "--model vllm
     does not exist here")."""
     try:
         prepared, models = adapter.prepare(target, asked)
-        return prepared, modelconfigs.into_request(adapter.request(prepared, asked), models), None
+        return prepared, ProbeRequest.build(adapter, prepared, asked, models, user_specs=True), None
     except FlagtraceError as exc:
         if exc.code != ExitCode.USAGE or asked.via or not hasattr(adapter, "check"):
             raise
         deferred = exc
-    request = adapter.request(target, asked, check=False)
-    request["input_error"] = str(deferred)
-    return target, request, deferred
+    return target, ProbeRequest.build(adapter, target, asked, check=False, input_error=str(deferred),
+                                      user_specs=True), deferred
 
 
 def check_outcome(trace, result):

@@ -3,17 +3,18 @@ simulated GPU."""
 import dataclasses
 import os
 
-from .. import gpus, modelconfigs
+from .. import gpus
 from ..adapters import choose_adapter
 from ..exitcodes import ExitCode, FlagtraceError
 from ..launch.command import Target, parse_command
+from ..launch.request import ProbeRequest
 from ..probe.bootstrap.proctable import is_python_path
 
 
 @dataclasses.dataclass
 class Plan:
     target: Target
-    request: dict
+    request: ProbeRequest
     env: object  # the target's environment (None: this process's)
     preimport: tuple
     adapter: object
@@ -28,7 +29,7 @@ def plan(command, asked, example):
     target = parse_command(command)
     adapter = choose_adapter(target, asked)
     target, models = adapter.prepare(target, asked)
-    request = modelconfigs.into_request(adapter.request(target, asked), models)
+    request = ProbeRequest.build(adapter, target, asked, models)  # (no user_specs: as before)
     return Plan(target, request, adapter.environment(target, asked),
                 tuple(getattr(adapter, "preimport", ())), adapter)
 
@@ -73,8 +74,4 @@ def translating(notes):
 
 def gpu_request(plan, gpu):
     """The plan's request, simulating ``gpu`` (None: the real hardware)."""
-    request = dict(plan.request)
-    if gpu is not None:
-        request["gpu"] = gpus.choose(gpu)
-        request["setup"] = ["sim.gpu"] + list(request.get("setup", []))
-    return request
+    return plan.request.simulating(gpus.choose(gpu) if gpu is not None else None).to_json()
