@@ -18,7 +18,8 @@ side is flagtrace's variant engine (one import, a fork per command), analysed as
     .venv/bin/python bench/fidelity.py --release sglang==0.5.23 --only 'page-size|radix' --limit 10
 
 Prints per release: options total / exercised / refused (no value tried resolves; the refusal
-compared) / skipped (named, with why) / failing (each with field, expected, got).
+compared) / ignored (its help says it has no effect) / skipped (named, with why) / failing (each
+with field, expected, got). docs/fidelity.md has the table per release.
 """
 import argparse
 import dataclasses
@@ -40,6 +41,7 @@ from flagtrace.launch.asked import Asked  # noqa: E402
 from flagtrace.launch.command import Target  # noqa: E402
 from flagtrace.launch.local import run_probe  # noqa: E402
 from flagtrace.launch.variants import Variant, VariantSession  # noqa: E402
+from flagtrace.probe.values import is_secret_name  # noqa: E402
 
 MODELS = os.path.join(ROOT, "models")
 BASE_MODEL = {"sglang": "llama-3-8b", "vllm": "llama-3.1-8b"}
@@ -200,11 +202,9 @@ def read_parser(framework, version, gpu, timeout=600):
 # -- values ------------------------------------------------------------------------------------------
 
 def _skip_reason(typed, action):
-    for pattern, why in SKIP:
+    for pattern, why in SKIP:  # a deprecated option is still exercised: it is still typed
         if re.search(pattern, typed):
             return why
-    if "Deprecated" in action["action"] or "deprecated" in action["help"].lower()[:80]:
-        return None  # still exercised: a deprecated option is still typed
     return None
 
 
@@ -250,16 +250,17 @@ def _values(action, typed, framework):
         others = [c for c in choices if c != default and str(c) != str(default) and c not in (None, "")]
         # "auto" and the like last: a value that names a real choice first
         others.sort(key=lambda c: str(c).lower() in ("auto", "none", "default"))
-        words = [[typed, str(c)] for c in others[:3]]
-        if action["nargs"] in ("+", "*"):
-            words = [[typed, str(c)] for c in others[:3]]
-        return words
+        return [[typed, str(c)] for c in others[:3]]  # nargs + / *: one value is a list of one
     inner = action["inner"] if action["type"] and ("optional_type" in action["type"] or "parse_type" in
                                                      action["type"]) else None
     kind_name = inner or action["type"] or "str"
     if "parse_dataclass" in (action["type"] or "") or kind_name in ("loads",):
         return []  # a JSON config this sweep has no value for (JSON_VALUES)
     name = typed.lstrip("-")
+    if is_secret_name(name) and kind_name not in ("int", "float"):
+        # a value of its own: flagtrace redacts a secret's value wherever it appears (another
+        # option typed with the same word in a combination would be redacted too)
+        return [[typed, "sk-fidelity-%s" % name]]
     if name in STRINGS and kind_name not in ("int", "float"):
         return [[typed, v] for v in STRINGS[name]]
     if kind_name in ("int", "float", "human_readable_int", "human_readable_int_or_auto"):
@@ -273,8 +274,6 @@ def _values(action, typed, framework):
             values = [default + "-flagtrace", "flagtrace"]
         else:
             values = ["flagtrace"]
-    if action["nargs"] in ("+", "*"):
-        return [[typed, str(v)] for v in values]
     return [[typed, str(v)] for v in values]
 
 
