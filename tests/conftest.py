@@ -1,5 +1,6 @@
 """Fixtures for the core tests (helpers live in ft_support.py)."""
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -47,6 +48,20 @@ LONGEST_FIRST = (
     "frameworks/test_deploy_explain.py",  # gates over real manifests: ~4 min
     "frameworks/test_release_on_demand.py",  # builds an overlay, then explain/diff/run: ~1.5 min
 )
+
+
+def pytest_configure(config):
+    """One folder for the framework runs every pytest worker shares (tests/frameworks/framework_support.py);
+    made by the first process (the controller under -n), inherited by the workers, removed by its maker."""
+    if not os.environ.get("FLAGTRACE_TEST_RUNS"):
+        os.environ["FLAGTRACE_TEST_RUNS"] = config._flagtrace_runs = tempfile.mkdtemp(prefix="ft-test-runs-")
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_flagtrace_runs", None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+        del os.environ["FLAGTRACE_TEST_RUNS"]
 
 
 def pytest_collection_modifyitems(config, items):

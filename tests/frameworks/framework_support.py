@@ -1,12 +1,15 @@
 """Runs flagtrace explain/why/check --format json on a real framework command, cached per command.
 Shared by the SGLang and vLLM suites."""
 import ast
+import fcntl
 import functools
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -27,6 +30,32 @@ class Run:
 
 @functools.lru_cache(maxsize=None)
 def run_flagtrace(command, gpu, env_items, verb="explain", extra=()):
+    """Cached per command in this process and, where tests/conftest.py made one (FLAGTRACE_TEST_RUNS),
+    in a folder the pytest workers share: a command two test files ask for runs once per session."""
+    shared = os.environ.get("FLAGTRACE_TEST_RUNS")
+    if not shared:
+        return _run_flagtrace(command, gpu, env_items, verb, extra)
+    key = hashlib.sha256(json.dumps([command, gpu, env_items, verb, extra]).encode()).hexdigest()[:24]
+    path = os.path.join(shared, key + ".json")
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker, asking the same, waits for this run
+        if os.path.exists(path):
+            with open(path) as f:
+                saved = json.load(f)
+            return Run(saved["rc"], saved["doc"], saved["err"], saved["trace"])
+        start = time.monotonic()
+        run = _run_flagtrace(command, gpu, env_items, verb, extra)
+        with open(path + ".tmp", "w") as f:
+            json.dump({"rc": run.rc, "doc": run.doc, "err": run.err, "trace": run.trace}, f)
+        os.replace(path + ".tmp", path)
+        with open(os.path.join(shared, "runs.log"), "a") as f:
+            f.write(json.dumps({"key": key, "seconds": round(time.monotonic() - start, 1), "verb": verb, "gpu": gpu,
+                                "test": os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[0],
+                                "command": " ".join(command[1:])[:300]}) + "\n")
+        return run
+
+
+def _run_flagtrace(command, gpu, env_items, verb, extra):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "analysis.json")
         trace = os.path.join(tmp, "trace.json")
