@@ -71,4 +71,8 @@ def pytest_collection_modifyitems(config, items):
         path = item.nodeid.split("::")[0]
         return rank.get(path[len("tests/"):] if path.startswith("tests/") else path, len(rank))
 
-    items.sort(key=key)  # stable: within a rank, collection order
+    def session(item):  # within a file, a release's tests together, by GPU: framework_support's pool reuses
+        params = getattr(getattr(item, "callspec", None), "params", {})  # one import per release and GPU
+        return str(params.get("version", "")), str(params.get("gpu", ""))
+
+    items.sort(key=lambda item: (key(item), item.nodeid.split("::")[0], session(item)))  # stable otherwise

@@ -47,6 +47,9 @@ def test_a_variant_is_traced_as_the_command_alone(no_leftovers):
                 for f in doc["fields"]}
 
     assert summary(a) == summary(b)
+    # the trace names the command the variant is, not the one the session was started with
+    assert variant.trace["target"]["command"] == alone["target"]["command"] == [PY, example(ENV_SCRIPT), "--sparse",
+                                                                                "--safe", "--workers", "8"]
 
 
 def test_a_hanging_variant_is_killed_with_what_it_started(no_leftovers):

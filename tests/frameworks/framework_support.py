@@ -1,6 +1,7 @@
 """Runs flagtrace explain/why/check --format json on a real framework command, cached per command.
 Shared by the SGLang and vLLM suites."""
 import ast
+import atexit
 import fcntl
 import functools
 import hashlib
@@ -56,6 +57,14 @@ def run_flagtrace(command, gpu, env_items, verb="explain", extra=()):
 
 
 def _run_flagtrace(command, gpu, env_items, verb, extra):
+    if verb == "explain" and not env_items and not extra and POOL_SIZE:
+        run = _pool.explain(command, gpu)
+        if run is not None:
+            return run
+    return _explain_cli(command, gpu, env_items, verb, extra)
+
+
+def _explain_cli(command, gpu, env_items, verb, extra):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "analysis.json")
         trace = os.path.join(tmp, "trace.json")
@@ -84,3 +93,80 @@ def line_in_file(path, func, text, nth=0):
             if len(hits) > nth:
                 return hits[nth]
     raise AssertionError("%r not found in %s of %s" % (text, func, path))
+
+
+# A plain explain of a command that resolves (no error, no refusal, no environment of its own) is answered by
+# flagtrace's variant engine (launch/variants.py, what diff, matrix, fix and the check -f gate run on): one
+# import of the release per worker, a forked child per command, each traced as `flagtrace explain` traces it
+# alone and analysed by the same code. Anything else, and whatever the engine could not run in a child of its
+# own (another simulated GPU the import cannot stand for, a child it could not fork faithfully), runs the CLI.
+# FLAGTRACE_TEST_POOL=0: every command through the CLI.
+POOL_SIZE = int(os.environ.get("FLAGTRACE_TEST_POOL", "3"))
+
+
+class _Pool:
+    def __init__(self, size):
+        self.size = size
+        self.sessions = {}  # (command key, GPU) -> VariantSession, least recently used first
+        self.unshared = set()  # (session key, GPU) an import could not stand for
+
+    def explain(self, command, gpu):
+        from flagtrace import gpus, whatif
+        from flagtrace import trace as tracefile
+        from flagtrace.analysis import verdict
+        from flagtrace.exitcodes import FlagtraceError
+        from flagtrace.launch.asked import Asked
+        from flagtrace.launch.variants import Variant
+
+        try:
+            plan = whatif.plan(list(command), Asked(), "explain")
+        except FlagtraceError:
+            return None
+        profile = gpus.choose(gpu) if gpu else None
+        request = whatif.gpu_request(plan, gpu)
+        t = plan.target
+        base = json.dumps([t.interpreter, t.python_options, t.mode, t.target, plan.env, plan.preimport,
+                           {k: v for k, v in request.items() if k not in ("gpu", "args")}], sort_keys=True, default=str)
+        result = None
+        # an open session of this command whose import can stand for this GPU (most recent first), else its own
+        for key in [k for k in reversed(list(self.sessions)) if k[0] == base and (k, gpu) not in self.unshared]:
+            [result] = self._use(key).run([Variant(list(t.args), gpu=profile if key[1] != gpu else None)])
+            if result.status != "unshared":
+                break
+            self.unshared.add((key, gpu))
+            result = None
+        if result is None:
+            [result] = self._open((base, gpu), plan, request).run([Variant(list(t.args))])
+        if result.status != "ran" or result.trace is None:
+            return None
+        try:
+            analysis = whatif.analysis(result)
+        except FlagtraceError:
+            return None
+        if analysis.get("error"):
+            return None  # the CLI's one line on stderr, which tests read
+        notes = "".join("flagtrace: note: %s\n" % note for note in analysis.get("notes", []))  # as the CLI says them
+        trace = json.loads(json.dumps(tracefile.check(result.trace)))  # as read back from the saved file
+        return Run(verdict.exit_code(analysis, False, 0), json.loads(json.dumps(analysis)), notes, trace)
+
+    def _use(self, key):
+        self.sessions[key] = self.sessions.pop(key)  # most recently used last
+        return self.sessions[key]
+
+    def _open(self, key, plan, request):
+        from flagtrace.launch.variants import VariantSession
+
+        while len(self.sessions) >= self.size:
+            self.close(next(iter(self.sessions)))
+        session = VariantSession(plan.target, request, 600, env=plan.env, preimport=plan.preimport, expected=400)
+        session.__enter__()
+        self.sessions[key] = session
+        return session
+
+    def close(self, key=None):
+        for k in ([key] if key else list(self.sessions)):
+            self.sessions.pop(k).__exit__(None, None, None)
+
+
+_pool = _Pool(POOL_SIZE)
+atexit.register(_pool.close)

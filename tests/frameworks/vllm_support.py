@@ -29,9 +29,20 @@ def overlay_file(version, relpath):
     return os.path.join(ROOT, ".envs", "vllm", "overlays", version, "vllm", relpath)
 
 
+def model_info_cache(version):
+    """vLLM inspects a model class in a subprocess of its own (a fresh torch and vLLM import) unless its
+    cache under VLLM_CACHE_ROOT/modelinfos holds it; that cache keeps one file per class for every release,
+    so a suite alternating releases would miss it on nearly every command. Each release gets its own,
+    for the session (set in this process's environment, which every run inherits)."""
+    shared = os.environ.get("FLAGTRACE_TEST_RUNS")
+    if shared:
+        os.environ["VLLM_CACHE_ROOT"] = os.path.join(shared, "vllm-cache", version)
+
+
 def run_vllm(version, args, gpu="H100", env=None, verb="explain", extra=(), entry=SERVE, python=None):
     """flagtrace explain --format json on ``vllm serve ARGS`` of a real vLLM release; cached per command.
     ``python``: another program to run ``entry ARGS`` with (the release's console script)."""
+    model_info_cache(version)
     return run_flagtrace((python or python_for(version), *entry, *args), gpu, tuple(sorted((env or {}).items())),
                          verb, tuple(extra))
 

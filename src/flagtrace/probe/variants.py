@@ -217,6 +217,10 @@ def _child(probe, variant):
             probe.simulation.switch(variant["gpu"])
         probe.trace_path = variant["trace_path"]
         _note_imports(probe, set(sys.modules), variant.get("modules_path"))
+        # the trace names the command this variant is: the launch words before the arguments, then its own
+        command, args = probe.request.get("command") or [], probe.request.get("args") or []
+        if len(command) >= len(args) and command[len(command) - len(args):] == list(args):
+            probe.request["command"] = command[:len(command) - len(args)] + list(variant["args"])
         probe.request["args"] = list(variant["args"])
         probe.trace.started = time.time()
         probe.run()
