@@ -61,6 +61,13 @@ CASES = {
                                        ExitCode.CANNOT_RUN, ["watch: json has no class NoSuchConfig"]),
     "watch: not a class": (["explain", "--watch", "serve_config:start", "--", PY, example("serve_config.py")],
                            ExitCode.CANNOT_RUN, ["serve_config:start is not a class"]),
+    # the what-if verbs refuse a mistyped --watch as explain does (they answered "0 of 0 fields differ", exit 0)
+    "diff: watch: class missing in script": (["diff", "--gpu", "H100", "--gpu", "A100", "--watch",
+                                              "serve_config:NoSuchConfig", "--", PY, example("serve_config.py")],
+                                             ExitCode.CANNOT_RUN, ["watch:", "defines no NoSuchConfig"]),
+    "fix: stop-at: function missing": (["fix", "--watch", W_SERVE, "--stop-at", "serve_config:no_such_func",
+                                        "--", PY, example("serve_config.py")],
+                                       ExitCode.CANNOT_RUN, ["stop-at:", "defines no no_such_func"]),
     "stop-at: function missing": (["explain", "--watch", W_SERVE, "--stop-at", "serve_config:no_such_func",
                                    "--", PY, example("serve_config.py")],
                                   ExitCode.CANNOT_RUN, ["stop-at:", "defines no no_such_func"]),

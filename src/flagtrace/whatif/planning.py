@@ -29,7 +29,7 @@ def plan(command, asked, example):
     target = parse_command(command)
     adapter = choose_adapter(target, asked)
     target, models = adapter.prepare(target, asked)
-    request = ProbeRequest.build(adapter, target, asked, models)  # (no user_specs: as before)
+    request = ProbeRequest.build(adapter, target, asked, models, user_specs=True)
     return Plan(target, request, adapter.environment(target, asked),
                 tuple(getattr(adapter, "preimport", ())), adapter)
 
