@@ -22,7 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from flagtrace.probe.bootstrap.supervise import environment, prepare  # noqa: E402
-from flagtrace.runcmd import RUN_FRAMEWORKS  # noqa: E402
+from flagtrace.adapters import run_frameworks  # noqa: E402
+
+RUN_FRAMEWORKS = run_frameworks()
 
 PROGRAMS = [("python -c pass", "pass"), ('python -c "import json"', "import json")]
 
