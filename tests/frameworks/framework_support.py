@@ -126,7 +126,7 @@ class _Pool:
         request = whatif.gpu_request(plan, gpu)
         t = plan.target
         base = json.dumps([t.interpreter, t.python_options, t.mode, t.target, plan.env, plan.preimport,
-                           {k: v for k, v in request.items() if k not in ("gpu", "args")}], sort_keys=True, default=str)
+                           {k: v for k, v in request.items() if k != "gpu"}], sort_keys=True, default=str)
         result = None
         # an open session of this command whose import can stand for this GPU (most recent first), else its own
         for key in [k for k in reversed(list(self.sessions)) if k[0] == base and (k, gpu) not in self.unshared]:

@@ -1,7 +1,7 @@
 """Runs flagtrace against the real vLLM releases that `make vllm-env` installs
 (.envs/vllm/<VERSION>/bin/python), on simulated GPUs. FLAGTRACE_VLLM=V limits the suite to one release."""
-import contextlib
 import os
+from unittest import mock
 
 import pytest
 
@@ -30,22 +30,14 @@ def overlay_file(version, relpath):
     return os.path.join(ROOT, ".envs", "vllm", "overlays", version, "vllm", relpath)
 
 
-@contextlib.contextmanager
 def model_info_cache(version):
     """vLLM inspects a model class in a subprocess of its own (a fresh torch and vLLM import) unless its
     cache under VLLM_CACHE_ROOT/modelinfos holds it; that cache keeps one file per class for every release,
     so a suite alternating releases would miss it on nearly every command. Each release gets its own for
     the session, set in this process's environment while a run starts (and inherited by it) only."""
-    shared, before = os.environ.get("FLAGTRACE_TEST_RUNS"), os.environ.get("VLLM_CACHE_ROOT")
-    if shared:
-        os.environ["VLLM_CACHE_ROOT"] = os.path.join(shared, "vllm-cache", version)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("VLLM_CACHE_ROOT", None)
-        else:
-            os.environ["VLLM_CACHE_ROOT"] = before
+    shared = os.environ.get("FLAGTRACE_TEST_RUNS")
+    return mock.patch.dict(os.environ, {"VLLM_CACHE_ROOT": os.path.join(shared, "vllm-cache", version)}
+                           if shared else {})
 
 
 def run_vllm(version, args, gpu="H100", env=None, verb="explain", extra=(), entry=SERVE, python=None):

@@ -14,6 +14,7 @@ from .. import __version__
 from ..cachefiles import cache_folder, write_whole
 from ..exitcodes import FlagtraceError
 from ..probe.bootstrap.proctable import read_bytes
+from ..probe.variants import variant_command
 from .local import run_probe, stderr_tail
 
 SETUP_ALLOWANCE = 600.0  # the parent's own start: interpreter, probe, the framework's import
@@ -117,8 +118,7 @@ class VariantSession:
         if variant.gpu is not None:
             request["gpu"] = variant.gpu
         target = dataclasses.replace(self.target, args=list(variant.args),
-                                     command=list(self.target.command[:len(self.target.command) - len(self.target.args)])
-                                     + list(variant.args))
+                                     command=variant_command(self.target.command, self.target.args, variant.args))
         try:
             run = run_probe(target, request, self.timeout_each, env=env)
         except FlagtraceError as exc:

@@ -217,10 +217,9 @@ def _child(probe, variant):
             probe.simulation.switch(variant["gpu"])
         probe.trace_path = variant["trace_path"]
         _note_imports(probe, set(sys.modules), variant.get("modules_path"))
-        # the trace names the command this variant is: the launch words before the arguments, then its own
-        command, args = probe.request.get("command") or [], probe.request.get("args") or []
-        if len(command) >= len(args) and command[len(command) - len(args):] == list(args):
-            probe.request["command"] = command[:len(command) - len(args)] + list(variant["args"])
+        # the trace names the command this variant is, not the one the parent was started with
+        probe.request["command"] = variant_command(probe.request.get("command") or [],
+                                                   probe.request.get("args") or [], variant["args"])
         probe.request["args"] = list(variant["args"])
         probe.trace.started = time.time()
         probe.run()
@@ -238,6 +237,12 @@ def _child(probe, variant):
             except Exception:  # noqa: BLE001
                 pass
         os._exit(code)
+
+
+def variant_command(command, args, variant_args):
+    """The launch command of a variant: the words of ``command`` before the target's ``args``, then the
+    variant's own arguments."""
+    return list(command[:len(command) - len(args)]) + list(variant_args)
 
 
 def _shared_env(batch):
