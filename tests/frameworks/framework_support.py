@@ -51,8 +51,9 @@ def run_flagtrace(command, gpu, env_items, verb="explain", extra=()):
         os.replace(path + ".tmp", path)
         with open(os.path.join(shared, "runs.log"), "a") as f:
             f.write(json.dumps({"key": key, "seconds": round(time.monotonic() - start, 1), "verb": verb, "gpu": gpu,
+                                "by": getattr(run, "by", "cli"),
                                 "test": os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[0],
-                                "command": " ".join(command[1:])[:300]}) + "\n")
+                                "command": " ".join(command)[:300]}) + "\n")
         return run
 
 
@@ -125,18 +126,23 @@ class _Pool:
         profile = gpus.choose(gpu) if gpu else None
         request = whatif.gpu_request(plan, gpu)
         t = plan.target
-        base = json.dumps([t.interpreter, t.python_options, t.mode, t.target, plan.env, plan.preimport,
-                           {k: v for k, v in request.items() if k != "gpu"}], sort_keys=True, default=str)
+        # one import serves every model (a variant names its own) and, where it can, every GPU
+        same = {k: [s for s in v if s != "remote_code"] if k == "setup" else v for k, v in request.items()
+                if k not in ("gpu", "inputs", "model_folders")}
+        base = json.dumps([t.interpreter, t.python_options, t.mode, t.target, plan.env, plan.preimport, same],
+                          sort_keys=True, default=str)
+        models = list(plan.models or [])
         result = None
         # an open session of this command whose import can stand for this GPU (most recent first), else its own
         for key in [k for k in reversed(list(self.sessions)) if k[0] == base and (k, gpu) not in self.unshared]:
-            [result] = self._use(key).run([Variant(list(t.args), gpu=profile if key[1] != gpu else None)])
+            [result] = self._use(key).run([Variant(list(t.args), gpu=profile if key[1] != gpu else None,
+                                                   models=models)])
             if result.status != "unshared":
                 break
             self.unshared.add((key, gpu))
             result = None
         if result is None:
-            [result] = self._open((base, gpu), plan, request).run([Variant(list(t.args))])
+            [result] = self._open((base, gpu), plan, request).run([Variant(list(t.args), models=models)])
         if result.status != "ran" or result.trace is None:
             return None
         try:
@@ -147,7 +153,9 @@ class _Pool:
             return None  # the CLI's one line on stderr, which tests read
         notes = "".join("flagtrace: note: %s\n" % note for note in analysis.get("notes", []))  # as the CLI says them
         trace = json.loads(json.dumps(tracefile.check(result.trace)))  # as read back from the saved file
-        return Run(verdict.exit_code(analysis, False, 0), json.loads(json.dumps(analysis)), notes, trace)
+        run = Run(verdict.exit_code(analysis, False, 0), json.loads(json.dumps(analysis)), notes, trace)
+        run.by = "pool (%s)" % result.status
+        return run
 
     def _use(self, key):
         self.sessions[key] = self.sessions.pop(key)  # most recently used last

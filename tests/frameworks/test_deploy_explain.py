@@ -159,3 +159,17 @@ def test_sglangs_own_lws_pd_example_leader_and_worker():
         "worker container sglang-worker")
     tokens = [t["text"] for t in worker["deployment"]["tokens"]]
     assert tokens[tokens.index("--nnodes") + 1] == "2" and worker["deployment"]["gpus"] == 8
+
+
+@needs
+def test_commands_sharing_an_import_each_stand_in_their_own_model(tmp_path):
+    """check -f resolves commands on one release in one import; the second names another model, whose bundled
+    config's auto_map names remote code: that model's own folder is stood in for (it was the first's)."""
+    script = tmp_path / "two.sh"
+    script.write_text("docker run --gpus all vllm/vllm-openai:latest --model meta-llama/Llama-3.1-8B-Instruct\n"
+                      "docker run --gpus all vllm/vllm-openai:latest --model nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
+                      " --max-model-len 8192 --trust-remote-code\n")
+    r = flagtrace(["check", "-f", str(script), "--gpu", "H100", "--format", "json"])
+    assert r.rc == 0, r
+    assert [(row["name"], row["status"]) for row in r.doc["rows"]] == [
+        ("docker run (line 1)", "resolved"), ("docker run (line 2)", "resolved")]

@@ -143,12 +143,11 @@ def resolve_all(opts, items, asked, err, twice=False):
                 if key not in groups:
                     groups[key] = (whatif.plan(command, asked, "check -f DIR"), gpu, [])
                     keys.append(key)
-                args, _ = groups[key][0].adapter.substitute_models(list(target.args), asked)
+                args, models = groups[key][0].adapter.substitute_models(list(target.args), asked)
                 variants = groups[key][2]
                 slot = (key, len(variants))
-                variants.append(Variant(args, dict(launch.env), label=launch.describe()))
-                if twice:
-                    variants.append(Variant(args, dict(launch.env), label=launch.describe() + " (again)"))
+                for label in [launch.describe()] + [launch.describe() + " (again)"] * twice:
+                    variants.append(Variant(args, dict(launch.env), label=label, models=models))
             except FlagtraceError as exc:
                 row.update(status="input", exit=int(exc.code), message=exc.message)
         out.append([row, launch, slot])

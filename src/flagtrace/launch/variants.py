@@ -26,6 +26,7 @@ class Variant:
     env: dict = dataclasses.field(default_factory=dict)  # K -> value; None: removed
     label: str = ""
     gpu: object = None  # a GPU profile other than the session's (probe/variants.py: if it can share)
+    models: list = None  # [modelconfigs.Found] standing for this variant's models (None: the session's)
 
 
 @dataclasses.dataclass
@@ -61,7 +62,10 @@ class VariantSession:
         self.timeout_each = timeout_each
         self.tmp = tempfile.mkdtemp(prefix="flagtrace-variants-")
         self.progress_path = os.path.join(self.tmp, "progress")
-        self.request = dict(request, variants=[], rounds_dir=self.tmp, variant_timeout=timeout_each,
+        # a variant may name other models than the first: the stand-in for remote configuration code
+        # is set up in every session and reads the folders of the variant it runs (probe/remote_code.py)
+        setup = list(request.get("setup") or [])
+        self.request = dict(request, setup=setup + ["remote_code"] * ("remote_code" not in setup), variants=[], rounds_dir=self.tmp, variant_timeout=timeout_each,
                             preimport=list(preimport), progress_path=self.progress_path,
                             imports_cache=imports_cache(target, env), parallel=parallel)
         self.budget = SETUP_ALLOWANCE + timeout_each * expected
@@ -117,6 +121,8 @@ class VariantSession:
                                 "imports_cache", "parallel")}
         if variant.gpu is not None:
             request["gpu"] = variant.gpu
+        if variant.models is not None:
+            request.update(_model_inputs(variant.models))
         target = dataclasses.replace(self.target, args=list(variant.args),
                                      command=variant_command(self.target.command, self.target.args, variant.args))
         try:
@@ -132,6 +138,8 @@ class VariantSession:
                 "output_path": path + ".out", "modules_path": path + ".modules"}
         if variant.gpu is not None:
             spec["gpu"] = variant.gpu
+        if variant.models is not None:
+            spec.update(_model_inputs(variant.models))
         return spec
 
     def _wait_for(self, total, first, size, on_progress):
@@ -162,6 +170,11 @@ class VariantSession:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return False
+
+
+def _model_inputs(models):
+    """The request's keys that name a variant's models (launch/request.py: inputs, model_folders)."""
+    return {"inputs": [m.describe() for m in models], "model_folders": [m.folder for m in models]}
 
 
 def imports_cache(target, env):

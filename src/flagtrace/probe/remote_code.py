@@ -15,16 +15,17 @@ import os
 
 
 def setup(probe):
-    folders = {os.path.normpath(f) for f in probe.request.get("model_folders") or ()}
-    if folders:
-        probe.imports.on_import("transformers.dynamic_module_utils",
-                                lambda module: _patch(probe, folders, module))
+    probe.imports.on_import("transformers.dynamic_module_utils", lambda module: _patch(probe, module))
 
 
-def _patch(probe, folders, module):
+def _patch(probe, module):
     orig = module.get_class_from_dynamic_module
+    if getattr(orig, "_flagtrace_stand_in", False):  # set up twice (a variant session, a framework process)
+        return
 
     def get_class_from_dynamic_module(class_reference, pretrained_model_name_or_path, *args, **kwargs):
+        # read when called: a variant (probe/variants.py) names its own folders
+        folders = {os.path.normpath(f) for f in probe.request.get("model_folders") or ()}
         native = _native(folders, class_reference, pretrained_model_name_or_path)
         if native is None:
             if _missing(folders, class_reference, pretrained_model_name_or_path):
@@ -39,6 +40,7 @@ def _patch(probe, folders, module):
         return native
 
     get_class_from_dynamic_module.__wrapped__ = orig
+    get_class_from_dynamic_module._flagtrace_stand_in = True
     module.get_class_from_dynamic_module = get_class_from_dynamic_module
 
 

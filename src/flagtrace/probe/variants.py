@@ -8,7 +8,8 @@ child). Each child runs in its own process group, is killed with everything it s
 variant's timeout, and what it printed goes to its own file.
 
 The request carries ``variants``: ``[{"args": [...], "env": {K: V or None}, "trace_path": P,
-"output_path": O, "modules_path": M, "gpu": PROFILE (optional)}]``, ``variant_timeout`` (seconds)
+"output_path": O, "modules_path": M, "gpu": PROFILE (optional), "inputs": [...] and
+"model_folders": [...] (optional: the configs standing for its models, where not the request's)}]``, ``variant_timeout`` (seconds)
 and ``preimport`` (modules the parent imports before forking; the adapter names them). The parent
 writes one summary at ``trace_path``: ``{"variants": [{"status": ..., "returncode": ...,
 "seconds": ...}]}``, and a line per finished variant (with its ``index``) to ``progress_path``.
@@ -215,6 +216,9 @@ def _child(probe, variant):
         probe.trace.forget_env_reads(changes)
         if variant.get("gpu"):  # another simulated GPU, checked by _cannot_share
             probe.simulation.switch(variant["gpu"])
+        for key in ("inputs", "model_folders"):  # the configs standing for this variant's models
+            if key in variant:
+                probe.request[key] = list(variant[key])
         probe.trace_path = variant["trace_path"]
         _note_imports(probe, set(sys.modules), variant.get("modules_path"))
         # the trace names the command this variant is, not the one the parent was started with

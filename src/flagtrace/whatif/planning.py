@@ -18,6 +18,7 @@ class Plan:
     env: object  # the target's environment (None: this process's)
     preimport: tuple
     adapter: object
+    models: list = None  # [modelconfigs.Found]: the configs standing for the command's models
 
 
 def plan(command, asked, example):
@@ -31,7 +32,7 @@ def plan(command, asked, example):
     target, models = adapter.prepare(target, asked)
     request = ProbeRequest.build(adapter, target, asked, models, user_specs=True)
     return Plan(target, request, adapter.environment(target, asked),
-                tuple(getattr(adapter, "preimport", ())), adapter)
+                tuple(getattr(adapter, "preimport", ())), adapter, models)
 
 
 def side_command(command, python):
