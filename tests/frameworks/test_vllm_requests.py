@@ -122,3 +122,21 @@ def test_qwen3_next_resolves_with_tritons_driver_simulated(version):
     assert asked["at"]["line"] == line_in(version, "model_executor/layers/fla/ops/utils.py", "get_available_device",
                                           "triton.runtime.driver.active.get_current_target()")
     assert run.field("model_config.model")["verdict"] == "honoured"
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.33.0", "0.34.0") if v in releases()])
+def test_a_constant_written_under_the_option_is_its_request(version):
+    """``if self.monokernel: kernel_config.monokernel = True``: the option decides the field through a
+    constant. Before: *decided* (``--monokernel``) or *default* (``--disable-return-routed-experts``)."""
+    run = run_vllm(version, [LLAMA31, "--monokernel", "--disable-return-routed-experts"])
+    assert run.rc == 0, run
+    mono = run.field("kernel_config.monokernel")
+    assert mono["verdict"] == "honoured" and mono["requested"]["option"] == "--monokernel", mono
+    [c] = mono["changes"]
+    assert (c["old"]["value"], c["new"]["value"]) == (False, True) and c["func"] == "EngineArgs.create_engine_config"
+    assert c["line"] == line_in(version, "engine/arg_utils.py", "create_engine_config", "kernel_config.monokernel = True")
+    experts = run.field("aux_output_config.enable_return_routed_experts")
+    assert experts["verdict"] == "honoured" and experts["final"]["value"] is False, experts
+    assert experts["requested"]["option"] == "--disable-return-routed-experts"
+    if version == "0.34.0":
+        assert c["line"] == 2836

@@ -124,6 +124,7 @@ def engine_arg_copy_sites(source, holders):
         if tree is not None else ()
     for func in funcs:
         locals_ = None
+        guarded = _guarded_constants(func)
         for node in ast.walk(func):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                     and isinstance(node.targets[0], ast.Attribute)):
@@ -141,9 +142,21 @@ def engine_arg_copy_sites(source, holders):
                 if root not in locals_:
                     continue
                 path = locals_[root] + "." + ".".join(attrs)
-            attr = _read_attr(node.value)
+            attr = _read_attr(node.value) or guarded.get(id(node))
             if attr and attr not in held:  # not a held config's own field read back
                 out.append((attr, path, node.lineno, getattr(node, "end_lineno", None) or node.lineno))
+    return out
+
+
+def _guarded_constants(func):
+    """id(statement) -> the EngineArgs attribute it stands for: a constant written under that attribute alone
+    (``if self.monokernel: kernel_config.monokernel = True``): the option decides the field."""
+    out = {}
+    for node in ast.walk(func):
+        attr = _self_attr(node.test) if isinstance(node, ast.If) else None
+        for stmt in node.body if attr else ():
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+                out[id(stmt)] = attr
     return out
 
 
