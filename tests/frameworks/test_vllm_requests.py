@@ -140,3 +140,15 @@ def test_a_constant_written_under_the_option_is_its_request(version):
     assert experts["requested"]["option"] == "--disable-return-routed-experts"
     if version == "0.34.0":
         assert c["line"] == 2836
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.15.1", "0.34.0") if v in releases()])
+def test_a_local_named_after_the_option_with_a_fallback_is_its_request(version):
+    """``data_parallel_external_lb = (self.data_parallel_external_lb or self.data_parallel_rank is not None)``,
+    later perhaps ``= True``, then ``ParallelConfig(data_parallel_external_lb=data_parallel_external_lb)``.
+    Before: *default*, no request."""
+    run = run_vllm(version, [LLAMA31, "--no-data-parallel-external-lb"])
+    assert run.rc == 0, run
+    f = run.field("parallel_config.data_parallel_external_lb")
+    assert f["verdict"] == "honoured" and f["final"]["value"] is False, f
+    assert f["requested"]["option"] == f["requested"]["typed"] == "--no-data-parallel-external-lb"

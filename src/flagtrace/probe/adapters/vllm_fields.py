@@ -71,8 +71,7 @@ def _read_attr(node):
     attr = _self_attr(node)
     if attr:
         return attr
-    found = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
-             and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    found = _self_reads(node)
     return found.pop() if len(found) == 1 else None
 
 
@@ -169,10 +168,22 @@ def _derived_locals(func):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
-                reads.setdefault(targets[0].id, set()).add(_read_attr(node.value))
+                name = targets[0].id
+                if isinstance(node.value, ast.Constant):  # a later decision (``x = True``): not another source
+                    reads.setdefault(name, set())
+                    continue
+                attr = _read_attr(node.value)
+                if attr is None and name in _self_reads(node.value):
+                    attr = name  # named after the attribute it falls back from: x = (self.x or self.rank is not None)
+                reads.setdefault(name, set()).add(attr)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             reads.setdefault(node.target.id, set()).add(None)
     return {name: attrs.pop() for name, attrs in reads.items() if len(attrs) == 1 and None not in attrs}
+
+
+def _self_reads(node):
+    return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == "self"}
 
 
 def _called(func):
