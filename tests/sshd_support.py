@@ -193,7 +193,13 @@ class SshServer:
         """Live processes under the listening sshd: connections, the agent, its target."""
         return _children(self.proc.pid) if self.proc else []
 
-    def remote_leftovers(self):
+    def remote_leftovers(self, seconds=10.0):
+        """The remote temp dirs still there after ``seconds`` (empty when none). An agent whose
+        connection was killed is re-parented away from sshd (no longer in sessions()) while it still
+        kills its target and removes its dir: wait for that, as a user's box would."""
+        deadline = time.monotonic() + seconds
+        while os.listdir(self.remote_tmp) and time.monotonic() < deadline:
+            time.sleep(0.05)
         return sorted(os.listdir(self.remote_tmp))
 
     def wait_idle(self, seconds=10.0):
