@@ -288,13 +288,17 @@ def _get(url, token):
     return done["answer"]
 
 
+def model_inputs(found):
+    """The request's keys naming the configs that stand for a command's models (a variant's too)."""
+    return {"inputs": [m.describe() for m in found], "model_folders": [m.folder for m in found]}
+
+
 def into_request(request, found):
     """A probe request with the configs that stand for the command's models: ``inputs`` (in
     words), and their folders, where the probe stands in for the remote configuration code
     their auto_map may name (probe/remote_code.py)."""
-    request = dict(request, inputs=[m.describe() for m in found])
+    request = dict(request, **model_inputs(found))
     if found:
-        request["model_folders"] = [m.folder for m in found]
         request["setup"] = list(request.get("setup", [])) + ["remote_code"]
     return request
 

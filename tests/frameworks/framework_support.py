@@ -16,8 +16,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 class Run:
-    def __init__(self, rc, doc, err, trace):
+    def __init__(self, rc, doc, err, trace, by="cli"):
         self.rc, self.doc, self.err, self.trace = rc, doc, err, trace
+        self.by = by  # what answered: the CLI or the test pool (runs.log)
 
     def field(self, name):
         for f in self.doc["fields"]:
@@ -51,7 +52,7 @@ def run_flagtrace(command, gpu, env_items, verb="explain", extra=()):
         os.replace(path + ".tmp", path)
         with open(os.path.join(shared, "runs.log"), "a") as f:
             f.write(json.dumps({"key": key, "seconds": round(time.monotonic() - start, 1), "verb": verb, "gpu": gpu,
-                                "by": getattr(run, "by", "cli"),
+                                "by": run.by,
                                 "test": os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[0],
                                 "command": " ".join(command)[:300]}) + "\n")
         return run
@@ -153,9 +154,7 @@ class _Pool:
             return None  # the CLI's one line on stderr, which tests read
         notes = "".join("flagtrace: note: %s\n" % note for note in analysis.get("notes", []))  # as the CLI says them
         trace = json.loads(json.dumps(tracefile.check(result.trace)))  # as read back from the saved file
-        run = Run(verdict.exit_code(analysis, False, 0), json.loads(json.dumps(analysis)), notes, trace)
-        run.by = "pool (%s)" % result.status
-        return run
+        return Run(verdict.exit_code(analysis, False, 0), json.loads(json.dumps(analysis)), notes, trace, "pool")
 
     def _use(self, key):
         self.sessions[key] = self.sessions.pop(key)  # most recently used last

@@ -11,6 +11,7 @@ import threading
 import time
 
 from .. import __version__
+from ..modelconfigs import model_inputs
 from ..cachefiles import cache_folder, write_whole
 from ..exitcodes import FlagtraceError
 from ..probe.bootstrap.proctable import read_bytes
@@ -65,7 +66,8 @@ class VariantSession:
         # a variant may name other models than the first: the stand-in for remote configuration code
         # is set up in every session and reads the folders of the variant it runs (probe/remote_code.py)
         setup = list(request.get("setup") or [])
-        self.request = dict(request, setup=setup + ["remote_code"] * ("remote_code" not in setup), variants=[], rounds_dir=self.tmp, variant_timeout=timeout_each,
+        setup += ["remote_code"] * ("remote_code" not in setup)
+        self.request = dict(request, setup=setup, variants=[], rounds_dir=self.tmp, variant_timeout=timeout_each,
                             preimport=list(preimport), progress_path=self.progress_path,
                             imports_cache=imports_cache(target, env), parallel=parallel)
         self.budget = SETUP_ALLOWANCE + timeout_each * expected
@@ -122,7 +124,7 @@ class VariantSession:
         if variant.gpu is not None:
             request["gpu"] = variant.gpu
         if variant.models is not None:
-            request.update(_model_inputs(variant.models))
+            request.update(model_inputs(variant.models))
         target = dataclasses.replace(self.target, args=list(variant.args),
                                      command=variant_command(self.target.command, self.target.args, variant.args))
         try:
@@ -139,7 +141,7 @@ class VariantSession:
         if variant.gpu is not None:
             spec["gpu"] = variant.gpu
         if variant.models is not None:
-            spec.update(_model_inputs(variant.models))
+            spec.update(model_inputs(variant.models))
         return spec
 
     def _wait_for(self, total, first, size, on_progress):
@@ -170,11 +172,6 @@ class VariantSession:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return False
-
-
-def _model_inputs(models):
-    """The request's keys that name a variant's models (launch/request.py: inputs, model_folders)."""
-    return {"inputs": [m.describe() for m in models], "model_folders": [m.folder for m in models]}
 
 
 def imports_cache(target, env):

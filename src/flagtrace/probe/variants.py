@@ -8,9 +8,9 @@ child). Each child runs in its own process group, is killed with everything it s
 variant's timeout, and what it printed goes to its own file.
 
 The request carries ``variants``: ``[{"args": [...], "env": {K: V or None}, "trace_path": P,
-"output_path": O, "modules_path": M, "gpu": PROFILE (optional), "inputs": [...] and
-"model_folders": [...] (optional: the configs standing for its models, where not the request's)}]``, ``variant_timeout`` (seconds)
-and ``preimport`` (modules the parent imports before forking; the adapter names them). The parent
+"output_path": O, "modules_path": M, "gpu": PROFILE (optional), "inputs": [...], "model_folders":
+[...] (optional: the configs standing for its models, where not the request's)}]``,
+``variant_timeout`` (seconds) and ``preimport`` (modules the parent imports before forking; the adapter names them). The parent
 writes one summary at ``trace_path``: ``{"variants": [{"status": ..., "returncode": ...,
 "seconds": ...}]}``, and a line per finished variant (with its ``index``) to ``progress_path``.
 
