@@ -1,6 +1,8 @@
 """The decisions vLLM's own resolution makes, explained on real releases with simulated GPUs:
 field, old and new value, function, file:line, condition and what it read."""
+import getpass
 import json
+import os
 import subprocess
 import sys
 
@@ -203,14 +205,20 @@ def test_a_simulated_mi300x_is_a_rocm_box(version):
     asked = {h["query"]: h["result"] for h in tokens["changes"][0]["hardware"]}
     assert "'market_name': 'AMD Instinct MI300X'" in asked["amdsmi.amdsmi_get_gpu_asic_info()"]
     assert any(s.startswith("amdsmi (not installed)") for s in run.doc["simulation"]["stand_ins"])
+    assert any(p.startswith("TVM_FFI_DISABLE_TORCH_C_DLPACK=1 (tvm_ffi") for p in run.doc["simulation"]["patched"])
 
 
 @pytest.mark.skipif("0.34.0" not in releases(), reason="0.34.0 not selected")
-def test_a_diff_across_vendors_names_what_each_side_asked():
+def test_a_diff_across_vendors_names_what_each_side_asked(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "flagtrace", "diff", "--gpu", "H100", "--gpu", "MI300X", "--format",
                            "json", "--", python_for("0.34.0"), *SERVE, LLAMA31],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+                          capture_output=True, text=True, cwd=ROOT, timeout=600,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # nothing left behind, the framework's own temp files included: under the simulated ROCm, tvm_ffi
+    # would compile its torch addon at import (no hipcc here), fail, and leave tvm-ffi-torch-c-dlpack-*.
+    # torch's inductor cache (made once, reused by every later run, as on a real run) is not a leftover.
+    assert set(os.listdir(tmp_path)) <= {"torchinductor_" + getpass.getuser()}
     doc = json.loads(proc.stdout)
     tokens = next(d for d in doc["differences"] if d["field"] == "scheduler_config.max_num_batched_tokens")
     assert tokens["values"] == ["8192", "16384"]

@@ -15,7 +15,7 @@ import sys
 
 from . import amd_smi, tools
 from .host import HostSimulation, outside_stdlib
-from .standins import StandIns
+from .standins import StandIns, load_native_builds
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _GIB = 1024 ** 3
@@ -67,6 +67,7 @@ class GpuSimulation:
 
     def install(self):
         self._install_tools()
+        self._skip_native_builds()
         self.probe.imports.on_import("torch", self._patch_torch)
         self.probe.imports.on_import("pynvml", self._patch_pynvml)
         self.probe.imports.on_import("psutil", self._patch_host_memory)
@@ -160,6 +161,15 @@ class GpuSimulation:
             os.environ["FLAGTRACE_SIM_GPU"] = json.dumps(self.profile)
             os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
         self.patched.append("%s (first on PATH)" % ", ".join(names))
+
+    def _skip_native_builds(self):
+        """A framework's import-time build for the simulated device, which this machine cannot
+        compile, is switched off by the framework's own variable (standins.json native_builds)."""
+        for name, entry in load_native_builds().items():
+            if self.profile["vendor"] in entry["vendors"] and name not in os.environ:
+                with self.probe.quiet():
+                    os.environ[name] = entry["value"]
+                self.patched.append("%s=%s (%s)" % (name, entry["value"], entry["why"]))
 
     def _wrap_subprocess(self):
         sim = self

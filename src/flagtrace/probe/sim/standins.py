@@ -16,21 +16,30 @@ import types
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def load_table():
+def load_section(name, default=None):
+    """One section of standins.json."""
     with open(os.path.join(_HERE, "standins.json"), encoding="utf-8") as fh:
-        return json.load(fh)["modules"]
+        return json.load(fh).get(name, default)
+
+
+def load_table():
+    return load_section("modules")
 
 
 def load_audited():
     """{"tools": [...], "libraries": [...]} whose use is listed when not simulated (standins.json)."""
-    with open(os.path.join(_HERE, "standins.json"), encoding="utf-8") as fh:
-        return json.load(fh).get("audited", {})
+    return load_section("audited", {})
 
 
 def load_not_simulated():
     """{text an error may carry: what is not simulated} (standins.json ``not_simulated``)."""
-    with open(os.path.join(_HERE, "standins.json"), encoding="utf-8") as fh:
-        return json.load(fh).get("not_simulated", {})
+    return load_section("not_simulated", {})
+
+
+def load_native_builds():
+    """{variable: {"value", "vendors", "why"}}: a framework's import-time native build and the
+    framework's own variable that switches it off (standins.json ``native_builds``)."""
+    return load_section("native_builds", {})
 
 
 class _Stub:
