@@ -39,12 +39,12 @@ def no_leftovers(private_tmp):
 # no long file is left to run alone at the end; the rest keep their collection order.
 LONGEST_FIRST = (
     "frameworks/test_vllm_decisions.py",  # ~30 vLLM resolutions, ~25 s each
-    "frameworks/test_vllm_observer.py",  # two batches: 257 s and 126 s
+    "frameworks/test_vllm_observer.py",  # two releases' batches: 379 s alone
     "frameworks/test_sglang_releases.py",
-    "frameworks/test_sglang_releases_observer.py",  # its batch: 299 s
+    "frameworks/test_sglang_observer.py",  # one batch per release, then the pool: 263 s alone
+    "frameworks/test_sglang_releases_observer.py",  # its batches: 175 s alone
     "frameworks/test_vllm_env.py",
-    "frameworks/test_sglang_observer.py",
-    "frameworks/test_sglang_observer_matrix.py",  # its batch: 162 s
+    "frameworks/test_sglang_observer_matrix.py",  # its batches: 124 s alone
     "frameworks/test_deploy_explain.py",  # gates over real manifests: ~4 min
     "frameworks/test_release_on_demand.py",  # builds an overlay, then explain/diff/run: ~1.5 min
 )

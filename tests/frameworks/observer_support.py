@@ -1,5 +1,9 @@
-"""Observer-effect runs in batches: one interpreter per (release, GPU) imports SGLang once, then
-forks a fresh child per command, so a command costs its resolution, not the 8 s import.
+"""Observer-effect runs in batches: one interpreter per release imports SGLang once, then forks a
+fresh child per command, so a command costs its resolution, not the 8 s import. A batch serves
+several simulated GPUs from that import where the simulation allows it (as ``flagtrace diff``'s
+variants do: nothing it answered at import would differ under the other GPU, ``sim/gpu.py``'s
+``conflict``); each child switches to its command's GPU. A GPU the import cannot stand for gets an
+import of its own.
 
 - ``untraced``: SGLang's own resolution without flagtrace's recording, under the same hardware
   simulation (the probe with ``observe: False``); each child prints its effective config.
@@ -56,6 +60,29 @@ def preimport(names):
             __import__(name)
         except BaseException:
             pass
+
+# work(group, index, argv, env) for every command of every group ([profile, [[argv, env]]]) whose GPU
+# this process can stand for (nothing it was asked while importing would differ there), each group in
+# a fork switched to its GPU that first runs prepare(group, commands) (what resolution imports lazily,
+# which may ask the GPU at import), then a fork per command: a line RESULT <group> <index> <json> each;
+# UNSHARED <group> <why> for a group it cannot stand for.
+def each_command(groups, work, prepare=lambda number, commands: None):
+    import _flagtrace_probe.main as probe_main
+    sim = probe_main.CURRENT.simulation
+    for number, (profile, commands) in enumerate(groups):
+        why = None if profile == sim.profile else sim.conflict(profile)
+        if why:
+            print("UNSHARED %d %s" % (number, json.dumps(why)), flush=True)
+            continue
+
+        def group():
+            sim.switch(profile)
+            prepare(number, commands)
+            for index, (argv, env) in enumerate(commands):
+                result = in_child(lambda: work(number, index, argv, env))
+                print("RESULT %d %d %s" % (number, index, json.dumps(result)), flush=True)
+            return {}
+        in_child(group)
 """
 
 UNTRACED = _FORK + r"""
@@ -77,29 +104,32 @@ def effective(args):
 
 def resolve(argv, env):
     os.environ.update(env)
-    return {"fields": effective(sa.prepare_server_args(argv))}
+    args = sa.prepare_server_args(argv)
+    if sys.argv[2] == "vars":  # every attribute as prepare_server_args left it, on any release
+        return {"fields": {k: describe(v, k)["repr"] for k, v in vars(args).items()}}
+    return {"fields": effective(args)}
 
 def modules_resolution_imports(argv, env):
     before = set(sys.modules)
     resolve(argv, env)
     return [name for name in sys.modules if name not in before]
 
-commands = json.loads(sys.argv[1])
-modules = in_child(lambda: modules_resolution_imports(*commands[0]))
+groups = json.loads(sys.argv[1])
+modules = in_child(lambda: modules_resolution_imports(*groups[0][1][0]))
+modules = modules if isinstance(modules, list) else []
 print("MODULES " + json.dumps(modules), flush=True)
-preimport(modules)
-for index, (argv, env) in enumerate(commands):
-    print("RESULT %d %s" % (index, json.dumps(in_child(lambda: resolve(argv, env)))), flush=True)
+each_command(groups, lambda number, index, argv, env: resolve(argv, env),
+             lambda number, commands: preimport(modules))
 """
 
 TRACED = _FORK + r"""
 import runpy
 import _flagtrace_probe.main as probe_main
 
-def launch(index, argv, env, outdir):
+def launch(number, index, argv, env, outdir):
     probe = probe_main.CURRENT
     os.environ.update(env)
-    probe.trace_path = os.path.join(outdir, "%d.json" % index)
+    probe.trace_path = os.path.join(outdir, "%d-%d.json" % (number, index))
     probe.trace.argv0 = ["sglang.launch_server"] + list(argv)
     sys.argv = ["sglang.launch_server"] + list(argv)
     try:
@@ -110,64 +140,94 @@ def launch(index, argv, env, outdir):
         return {"error": "%s: %s" % (type(exc).__name__, exc)}
     return {"error": "the stop point was never reached"}
 
-commands, modules, outdir = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+groups, modules, outdir = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
 import sglang.srt.server_args
-preimport(modules)
-for index, (argv, env) in enumerate(commands):
-    print("RESULT %d %s" % (index, json.dumps(in_child(lambda: launch(index, argv, env, outdir)))), flush=True)
+each_command(groups, lambda number, index, argv, env: launch(number, index, argv, env, outdir),
+             lambda number, commands: preimport(modules))
 """
 
 NONDETERMINISTIC = {"random_seed", "instance_id"}  # fresh per run: SGLang's seed unless --random-seed is given, vLLM's instance id
 ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 
-def _results(result, count):
-    out = {}
+def _payload(groups):
+    return json.dumps([[gpus.choose(gpu), [[list(args), dict(env)] for args, env in commands]]
+                       for gpu, commands in groups])
+
+
+def _results(result, groups):
+    """{gpu: [result per command]} for each group the batch served (the first always)."""
+    got, unshared = {}, set()
     for line in result.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("RESULT "):
-            _, index, data = line.split(" ", 2)
-            out[int(index)] = json.loads(data)
-    assert len(out) == count, result.stderr.decode("utf-8", "replace")[-3000:]
-    return [out[i] for i in range(count)]
+            _, number, index, data = line.split(" ", 3)
+            got.setdefault(int(number), {})[int(index)] = json.loads(data)
+        elif line.startswith("UNSHARED "):
+            unshared.add(int(line.split(" ", 2)[1]))
+    out = {}
+    for number, (gpu, commands) in enumerate(groups):
+        if number not in unshared:
+            assert len(got.get(number, ())) == len(commands), result.stderr.decode("utf-8", "replace")[-3000:]
+            out[gpu] = [got[number][i] for i in range(len(commands))]
+    assert groups[0][0] in out, result.stderr.decode("utf-8", "replace")[-3000:]
+    return out
 
 
-def _payload(commands):
-    return json.dumps([[list(args), dict(env)] for args, env in commands])
+def in_imports(groups, batch):
+    """{gpu: [(args, env)]} -> {gpu: [result per command]}, from as few imports as the simulation
+    allows: ``batch([(gpu, commands)])`` imports once under the first GPU and serves every group it
+    can stand for; the rest go to the next import."""
+    out, todo = {}, list(groups.items())
+    while todo:
+        out.update(batch(todo))
+        todo = [(gpu, commands) for gpu, commands in todo if gpu not in out]
+    return out
 
 
-def untraced(version, gpu, commands, timeout=1200):
-    """[(args, env)] -> ([{"fields": {field: repr}} or {"error": text}], modules resolution imported)."""
+def untraced(version, groups, timeout=1200, fields="effective"):
+    """{gpu: [(args, env)]} -> ({gpu: [{"fields": {field: repr}} or {"error": text}]}, modules the
+    first resolution imported). ``fields="vars"``: every attribute after prepare_server_args."""
     python = python_for(version)
-    target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(commands)])
-    result = run_probe(target, {"observe": False, "gpu": gpus.choose(gpu), "setup": ["sim.gpu", "adapters.sglang_compat"]},
-                       timeout=timeout)
-    modules = next((json.loads(line.split(" ", 1)[1]) for line in result.stdout.decode().splitlines()
-                    if line.startswith("MODULES ")), [])
-    return _results(result, len(commands)), modules
+    modules = []
+
+    def batch(todo):
+        target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(todo), fields])
+        result = run_probe(target, {"observe": False, "gpu": gpus.choose(todo[0][0]),
+                                    "setup": ["sim.gpu", "adapters.sglang_compat"]}, timeout=timeout)
+        modules[:] = modules or next((json.loads(line.split(" ", 1)[1]) for line in result.stdout.decode().splitlines()
+                                      if line.startswith("MODULES ")), [])
+        return _results(result, todo)
+
+    return in_imports(groups, batch), modules
 
 
-def traced(version, gpu, commands, modules, timeout=1200):
-    """[(args, env)] -> the trace of each command (None where it wrote none), in order."""
+def traced(version, groups, modules, timeout=1200):
+    """{gpu: [(args, env)]} -> {gpu: [the trace of each command (None where it wrote none)]}."""
     python = python_for(version)
     opts = Asked(adapter="sglang")
     request = SGLangAdapter().request(Target([python], python, [], "module", "sglang.launch_server",
                                              ["--model-path", LLAMA3]), opts)
-    request.update(gpu=gpus.choose(gpu), setup=["sim.gpu"] + request["setup"])
-    return run_traced(python, TRACED, request, commands, [json.dumps(modules)], timeout)
+    request.update(setup=["sim.gpu"] + request["setup"])
+    return run_traced(python, TRACED, request, groups, [json.dumps(modules)], timeout)
 
 
-def run_traced(python, script, request, commands, args, timeout):
-    """Run a batch script (``script`` gets the commands, ``args``, then the folder to write each
-    command's trace ``<index>.json`` in) under the probe; the traces, in order (None where none)."""
-    with tempfile.TemporaryDirectory(prefix="flagtrace-observer-") as outdir:
-        target = Target([python, "-c", "..."], python, [], "code", script, [_payload(commands), *args, outdir])
-        result = run_probe(target, request, timeout=timeout)
-        _results(result, len(commands))
-        traces = []
-        for index in range(len(commands)):
-            path = os.path.join(outdir, "%d.json" % index)
-            traces.append(json.load(open(path)) if os.path.exists(path) else None)
-        return traces
+def run_traced(python, script, request, groups, args, timeout):
+    """Run a batch script (``script`` gets the groups, ``args``, then the folder to write each
+    command's trace ``<group>-<index>.json`` in) under the probe, as few times as the simulation
+    allows (in_imports); {gpu: the traces, in order (None where none)}."""
+    def batch(todo):
+        with tempfile.TemporaryDirectory(prefix="flagtrace-observer-") as outdir:
+            target = Target([python, "-c", "..."], python, [], "code", script, [_payload(todo), *args, outdir])
+            result = run_probe(target, dict(request, gpu=gpus.choose(todo[0][0])), timeout=timeout)
+            served = _results(result, todo)
+            out = {}
+            for number, (gpu, commands) in enumerate(todo):
+                if gpu in served:
+                    paths = [os.path.join(outdir, "%d-%d.json" % (number, i)) for i in range(len(commands))]
+                    out[gpu] = [json.load(open(p)) if os.path.exists(p) else None for p in paths]
+            return out
+
+    return in_imports(groups, batch)
 
 
 def differences(reported, bare):

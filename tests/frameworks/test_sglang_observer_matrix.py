@@ -2,7 +2,7 @@
 flag sets), the effective config flagtrace reports equals what SGLang resolves without it
 (0.5.15: the dataclass after prepare_server_args; 0.5.23: resolution_result after resolve_once).
 
-Commands run in batches (observer_support.py: one import per release and GPU, a fork per
+Commands run in batches (observer_support.py: one import per release, serving every GPU it can, a fork per
 command); the batch traces are checked against the real ``flagtrace explain`` on two commands.
 """
 import concurrent.futures
@@ -42,19 +42,21 @@ def command(model, flags):
     return ["--model-path", os.path.join(MODELS, model)] + FLAGS[flags]
 
 
-def _batch(version, gpu):
-    commands = [(command(model, flags), {}) for model, flags in MATRIX[gpu]]
-    bare, modules = untraced(version, gpu, commands)
-    return bare, traced(version, gpu, commands, modules)
+def _batch(version):  # every GPU from one import where the simulation allows it
+    groups = {gpu: [(command(model, flags), {}) for model, flags in entries] for gpu, entries in MATRIX.items()}
+    bare, modules = untraced(version, groups)
+    traces = traced(version, groups, modules)
+    return {(version, gpu): (bare[gpu], traces[gpu]) for gpu in MATRIX}
 
 
 @pytest.fixture(scope="module")
 def results():
     chosen = os.environ.get("FLAGTRACE_SGLANG")
-    jobs = [(v, gpu) for v in RELEASES if chosen in (None, v) for gpu in MATRIX]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {job: pool.submit(_batch, *job) for job in jobs}
-        return {job: future.result() for job, future in futures.items()}
+        out = {}
+        for batch in pool.map(_batch, [v for v in RELEASES if chosen in (None, v)]):
+            out.update(batch)
+        return out
 
 
 def reported_config(trace):

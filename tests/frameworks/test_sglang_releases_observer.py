@@ -1,7 +1,8 @@
 """Observer effect on every newly supported release: over 10 commands each (2 GPUs x 5 model/flag
 sets), the final config flagtrace reports equals SGLang's own untraced resolution under the same
 simulation and compatibility shims (prepare_server_args; resolve_once + resolution_result on 0.5.19).
-Batched as in test_sglang_observer_matrix.py: one import per release and GPU, a fork per command.
+Batched as in test_sglang_observer_matrix.py: one import per release (both GPUs where the simulation
+allows it), a fork per command.
 """
 import concurrent.futures
 import os
@@ -28,18 +29,20 @@ def chosen():
     return [v for v in RELEASES if os.environ.get("FLAGTRACE_SGLANG") in (None, v)]
 
 
-def _batch(version, gpu):
-    commands = [(args, {}) for args in COMMANDS]
-    bare, modules = untraced(version, gpu, commands)
-    return bare, traced(version, gpu, commands, modules)
+def _batch(version):  # both GPUs from one import where the simulation allows it
+    groups = {gpu: [(args, {}) for args in COMMANDS] for gpu in GPUS}
+    bare, modules = untraced(version, groups)
+    traces = traced(version, groups, modules)
+    return {(version, gpu): (bare[gpu], traces[gpu]) for gpu in GPUS}
 
 
 @pytest.fixture(scope="module")
 def results():
-    jobs = [(v, gpu) for v in chosen() for gpu in GPUS]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {job: pool.submit(_batch, *job) for job in jobs}
-        return {job: future.result() for job, future in futures.items()}
+        out = {}
+        for batch in pool.map(_batch, chosen()):
+            out.update(batch)
+        return out
 
 
 @pytest.mark.parametrize("version", chosen())

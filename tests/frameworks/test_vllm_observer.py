@@ -34,14 +34,15 @@ COMMANDS = [(tuple(s), ()) for s in SETS]
 
 
 @functools.lru_cache(maxsize=None)
-def batch(version, gpu):
-    return untraced(version, gpu, COMMANDS), traced(version, gpu, COMMANDS)
+def batch(version):  # every GPU from one import where the simulation allows it
+    groups = {gpu: COMMANDS for gpu in GPUS}
+    return untraced(version, groups), traced(version, groups)
 
 
 @pytest.mark.parametrize("version", RELEASES)
 @pytest.mark.parametrize("gpu", GPUS)
 def test_reported_config_equals_untraced_resolution(version, gpu):
-    bare, traces = batch(version, gpu)
+    bare, traces = (side[gpu] for side in batch(version))
     resolved = 0
     for (args, _), plain, trace in zip(COMMANDS, bare, traces):
         assert trace is not None, (args, plain)

@@ -1,5 +1,5 @@
-"""Observer-effect runs for vLLM, in batches like observer_support.py: one interpreter per (release,
-GPU) imports vLLM once, then forks a fresh child per command (an env var one resolution writes
+"""Observer-effect runs for vLLM, in batches like observer_support.py: one interpreter per release
+(and per GPU it cannot stand for) imports vLLM once, then forks a fresh child per command (an env var one resolution writes
 changes the next one in the same process, and log-once caches leak: a fork of a parent that never
 resolved has neither).
 
@@ -16,8 +16,8 @@ from flagtrace.adapters.vllm import VLLMAdapter
 from flagtrace.launch.asked import Asked
 from flagtrace.launch.command import Target
 from flagtrace.launch.local import run_probe
-from observer_support import _FORK, _payload, _results, differences, run_traced  # noqa: F401  (differences: tests)
-from vllm_support import LLAMA31, python_for
+from observer_support import _FORK, _payload, _results, differences, in_imports, run_traced  # noqa: F401  (differences: tests)
+from vllm_support import LLAMA31, model_info_cache, python_for
 
 _CLI = r"""
 import runpy
@@ -67,18 +67,17 @@ def resolve(argv, env):
         return {"error": "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")}
     return {"error": "create_engine_config was never called"}
 
-commands = json.loads(sys.argv[1])
+groups = json.loads(sys.argv[1])
 import vllm.entrypoints.cli.main
-for index, (argv, env) in enumerate(commands):
-    print("RESULT %d %s" % (index, json.dumps(in_child(lambda: resolve(argv, env)))), flush=True)
+each_command(groups, lambda number, index, argv, env: resolve(argv, env))
 """
 
 TRACED = _FORK + _CLI + r"""
 import _flagtrace_probe.main as probe_main
 
-def launch(index, argv, env, outdir):
+def launch(number, index, argv, env, outdir):
     probe = probe_main.CURRENT
-    probe.trace_path = os.path.join(outdir, "%d.json" % index)
+    probe.trace_path = os.path.join(outdir, "%d-%d.json" % (number, index))
     probe.trace.argv0 = ["vllm", "serve"] + list(argv)
     try:
         serve(argv, env)
@@ -88,30 +87,35 @@ def launch(index, argv, env, outdir):
         return {"error": "%s: %s" % (type(exc).__name__, exc)}
     return {"error": "the stop point was never reached"}
 
-commands, outdir = json.loads(sys.argv[1]), sys.argv[2]
+groups, outdir = json.loads(sys.argv[1]), sys.argv[2]
 import vllm.entrypoints.cli.main
-for index, (argv, env) in enumerate(commands):
-    print("RESULT %d %s" % (index, json.dumps(in_child(lambda: launch(index, argv, env, outdir)))), flush=True)
+each_command(groups, lambda number, index, argv, env: launch(number, index, argv, env, outdir))
 """
 
 
-def untraced(version, gpu, commands, timeout=1800):
-    """[(args, env)] -> [{"fields": {dotted field: repr}} or {"error": text}]."""
+def untraced(version, groups, timeout=1800):
+    """{gpu: [(args, env)]} -> {gpu: [{"fields": {dotted field: repr}} or {"error": text}]}."""
     python = python_for(version)
-    target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(commands)])
-    result = run_probe(target, {"observe": False, "gpu": gpus.choose(gpu), "setup": ["sim.gpu", "adapters.vllm_sim"]},
-                       timeout=timeout)
-    return _results(result, len(commands))
+
+    def batch(todo):
+        target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(todo)])
+        with model_info_cache(version):
+            result = run_probe(target, {"observe": False, "gpu": gpus.choose(todo[0][0]),
+                                        "setup": ["sim.gpu", "adapters.vllm_sim"]}, timeout=timeout)
+        return _results(result, todo)
+
+    return in_imports(groups, batch)
 
 
-def traced(version, gpu, commands, timeout=1800):
-    """[(args, env)] -> the trace of each command (None where it wrote none), in order."""
+def traced(version, groups, timeout=1800):
+    """{gpu: [(args, env)]} -> {gpu: [the trace of each command (None where it wrote none)]}."""
     python = python_for(version)
     opts = Asked(adapter="vllm")
     request = VLLMAdapter().request(Target([python], python, [], "module", "vllm.entrypoints.cli.main",
                                            ["serve", LLAMA31]), opts)
-    request.update(gpu=gpus.choose(gpu), setup=["sim.gpu"] + request["setup"])
-    return run_traced(python, TRACED, request, commands, [], timeout)
+    request.update(setup=["sim.gpu"] + request["setup"])
+    with model_info_cache(version):
+        return run_traced(python, TRACED, request, groups, [], timeout)
 
 def reported(trace):
     """The final config flagtrace reports: every field of the resolved VllmConfig, by dotted path."""

@@ -152,11 +152,11 @@ class Probe:
     @contextlib.contextmanager
     def quiet(self):
         """The probe's own changes (PATH for a simulated nvidia-smi) are not the target's."""
-        self.trace.env_on = False
+        saved, self.trace.env_on = self.trace.env_on, False
         try:
             yield
         finally:
-            self.trace.env_on = True
+            self.trace.env_on = saved  # off for good where nothing is recorded (observe: False)
 
     # -- run ----------------------------------------------------------------------
     def write(self):
