@@ -41,6 +41,8 @@ import sys
 import threading
 import time
 
+from .base_fork import BaseFork
+
 SUMMARY = "flagtrace/variants@1"
 
 
@@ -59,6 +61,7 @@ def run_all(probe):
     parallel = max(1, int(request.get("parallel") or 1))
     cache = request.get("imports_cache")
     results, conflicts = [], {}
+    base = _base_fork(probe, batch)
     learned = False
     while batch is not None:
         # What a resolution imports lazily, each later child would import again: the parent imports
@@ -71,14 +74,16 @@ def run_all(probe):
         if not learned and batch and (shared or not any(v.get("env") for v in batch)):
             _import_all(_read_lines(cache))
             index, variant = todo.pop(0)
-            _run(probe, [(index, variant)], results, timeout, 1, conflicts)
+            _run(probe, [(index, variant)], results, timeout, 1, conflicts, base)
             names = _read_lines(variant.get("modules_path"))
             _import_all(names)
             _remember(cache, names)
         learned = learned or bool(batch)
-        _run(probe, todo, results, timeout, parallel, conflicts)
+        _run(probe, todo, results, timeout, parallel, conflicts, base)
         number += 1
         batch = _next_round(request.get("rounds_dir"), number)
+    if base is not None:
+        base.close()
     doc = {"schema": SUMMARY, "variants": results}
     with open(probe.trace_path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)
@@ -90,12 +95,14 @@ def run_all(probe):
     probe._real_exit(0)  # os._exit itself would write the parent's own (empty) trace over the summary
 
 
-def _run(probe, todo, results, timeout, parallel, conflicts):
+def _run(probe, todo, results, timeout, parallel, conflicts=None, base=None):
     """Resolve ``todo`` ([(index, variant)]), up to ``parallel`` children at a time; each result
-    goes to ``results[index]`` and to the progress file as it finishes."""
+    goes to ``results[index]`` and to the progress file as it finishes. A variant of a GPU this
+    process cannot stand for goes to ``base`` (a BaseFork), if there is one, once the rest are done."""
     path = probe.request.get("progress_path")
     running = {}  # pid -> (index, started)
     todo = list(todo)
+    elsewhere = {}  # GPU profile key -> [(index, variant)] for the base fork
     while todo or running:
         while todo and len(running) < parallel:
             index, variant = todo.pop(0)
@@ -103,7 +110,10 @@ def _run(probe, todo, results, timeout, parallel, conflicts):
             if unsafe:
                 _finish(path, results, index, {"status": "unforkable", "why": unsafe, "returncode": None, "seconds": 0.0})
                 continue
-            why = _cannot_share(probe, variant, conflicts)
+            why = _cannot_share(probe, variant, {} if conflicts is None else conflicts)
+            if why and base is not None:
+                elsewhere.setdefault(json.dumps(variant["gpu"], sort_keys=True), []).append((index, variant))
+                continue
             if why:
                 _finish(path, results, index, {"status": "unshared", "why": why, "returncode": None, "seconds": 0.0})
                 continue
@@ -125,6 +135,30 @@ def _run(probe, todo, results, timeout, parallel, conflicts):
             _finish(path, results, index, result)
         if running:
             time.sleep(0.01)
+    for group in elsewhere.values():
+        got = base.run(group[0][1]["gpu"], group, timeout, parallel)
+        for index, _ in group:
+            result = got.get(index)
+            if result is None or result.get("status") == "unshared":  # not run there: said here
+                _finish(path, results, index, result or {"status": "unshared", "returncode": None, "seconds": 0.0,
+                                                         "why": "the process standing for this GPU ended early"})
+            else:
+                results[index] = result  # its progress line is written by the process that ran it
+
+
+def _base_fork(probe, batch):
+    """A BaseFork where variants may ask for another simulated GPU (this batch, or later rounds) and
+    this process can be forked faithfully; else None."""
+    if getattr(probe, "simulation", None) is None or _cannot_fork():
+        return None
+    if not probe.request.get("rounds_dir") and not any(v.get("gpu") for v in batch):
+        return None
+    global _BASE
+    _BASE = BaseFork(probe, _run)
+    return _BASE
+
+
+_BASE = None  # this process's BaseFork: a variant's child closes its pipes
 
 
 def _finish(path, results, index, result):
@@ -207,6 +241,8 @@ def _child(probe, variant):
     code = 70
     try:
         os.setpgid(0, 0)
+        if _BASE is not None:
+            _BASE.close_in_child()
         fd = os.open(variant["output_path"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
