@@ -23,7 +23,6 @@ with field, expected, got). docs/fidelity.md has the table per release.
 """
 import argparse
 import dataclasses
-import io
 import json
 import os
 import random
@@ -322,13 +321,13 @@ class Release:
         if not fragments:
             return []
         commands = [(self.base + list(words), {}) for words in fragments]
-        if self.framework == "sglang":
-            import observer_support
-            results, modules = observer_support.untraced(self.version, self.gpu, commands,
-                                                         timeout=60 + 60 * len(commands))
-            self.modules = modules or self.modules
-            return results
-        return _vllm_untraced(self.python, self.gpu, commands, timeout=120 + 60 * len(commands))
+        import observer_support
+        import vllm_observer_support
+
+        support = observer_support if self.framework == "sglang" else vllm_observer_support
+        results, modules = support.untraced(self.version, {self.gpu: commands}, timeout=120 + 60 * len(commands))
+        self.modules = modules or self.modules
+        return results[self.gpu]
 
     def traced(self, fragments, parallel=1):
         """[[words]] -> [analysis (as explain makes it) or {"status": "refused", "message": ...}]."""
@@ -345,31 +344,6 @@ class Release:
                 except FlagtraceError as exc:
                     out.append({"status": "refused", "message": exc.message})
         return out
-
-
-def _vllm_untraced(python, gpu, commands, timeout):
-    """vllm_observer_support.untraced, with the parent importing first what resolution imports
-    lazily (learnt from a throwaway child, as observer_support does for SGLang): a child then costs
-    its resolution, not vLLM's lazy imports again (24 s -> a few seconds a command)."""
-    import observer_support
-    import vllm_observer_support
-    head, loop = vllm_observer_support.UNTRACED.split("commands = json.loads(sys.argv[1])", 1)
-    script = head + """
-def modules_resolution_imports(argv, env):
-    before = set(sys.modules)
-    resolve(argv, env)
-    return [name for name in sys.modules if name not in before]
-
-commands = json.loads(sys.argv[1])
-import vllm.entrypoints.cli.main
-modules = in_child(lambda: modules_resolution_imports(*commands[0]))
-if isinstance(modules, list):
-    preimport(modules)
-""" + loop.split("import vllm.entrypoints.cli.main", 1)[1]
-    target = Target([python, "-c", "..."], python, [], "code", script, [observer_support._payload(commands)])
-    result = run_probe(target, {"observe": False, "gpu": gpus.choose(gpu), "setup": setup_for("vllm")},
-                       timeout=timeout)
-    return observer_support._results(result, len(commands))
 
 
 # -- the properties ----------------------------------------------------------------------------------

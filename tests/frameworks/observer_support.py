@@ -61,6 +61,16 @@ def preimport(names):
         except BaseException:
             pass
 
+def learn_imports(work):  # what work() imports, learnt in a throwaway child (a line MODULES <json>)
+    def imported():
+        before = set(sys.modules)
+        work()
+        return [name for name in sys.modules if name not in before]
+    modules = in_child(imported)
+    modules = modules if isinstance(modules, list) else []
+    print("MODULES " + json.dumps(modules), flush=True)
+    return modules
+
 # work(group, index, argv, env) for every command of every group ([profile, [[argv, env]]]) whose GPU
 # this process can stand for (nothing it was asked while importing would differ there), each group in
 # a fork switched to its GPU that first runs prepare(group, commands) (what resolution imports lazily,
@@ -109,15 +119,8 @@ def resolve(argv, env):
         return {"fields": {k: describe(v, k)["repr"] for k, v in vars(args).items()}}
     return {"fields": effective(args)}
 
-def modules_resolution_imports(argv, env):
-    before = set(sys.modules)
-    resolve(argv, env)
-    return [name for name in sys.modules if name not in before]
-
 groups = json.loads(sys.argv[1])
-modules = in_child(lambda: modules_resolution_imports(*groups[0][1][0]))
-modules = modules if isinstance(modules, list) else []
-print("MODULES " + json.dumps(modules), flush=True)
+modules = learn_imports(lambda: resolve(*groups[0][1][0]))
 each_command(groups, lambda number, index, argv, env: resolve(argv, env),
              lambda number, commands: preimport(modules))
 """
@@ -187,13 +190,17 @@ def in_imports(groups, batch):
 def untraced(version, groups, timeout=1200, fields="effective"):
     """{gpu: [(args, env)]} -> ({gpu: [{"fields": {field: repr}} or {"error": text}]}, modules the
     first resolution imported). ``fields="vars"``: every attribute after prepare_server_args."""
-    python = python_for(version)
+    return untraced_batches(python_for(version), UNTRACED, ["sim.gpu", "adapters.sglang_compat"], groups, [fields], timeout)
+
+
+def untraced_batches(python, script, setup, groups, args, timeout):
+    """Run an untraced batch script (the groups, then ``args``) under the simulation only, as few
+    times as it allows: ({gpu: results}, the modules the first resolution imported)."""
     modules = []
 
     def batch(todo):
-        target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(todo), fields])
-        result = run_probe(target, {"observe": False, "gpu": gpus.choose(todo[0][0]),
-                                    "setup": ["sim.gpu", "adapters.sglang_compat"]}, timeout=timeout)
+        target = Target([python, "-c", "..."], python, [], "code", script, [_payload(todo), *args])
+        result = run_probe(target, {"observe": False, "gpu": gpus.choose(todo[0][0]), "setup": setup}, timeout=timeout)
         modules[:] = modules or next((json.loads(line.split(" ", 1)[1]) for line in result.stdout.decode().splitlines()
                                       if line.startswith("MODULES ")), [])
         return _results(result, todo)

@@ -36,7 +36,8 @@ COMMANDS = [(tuple(s), ()) for s in SETS]
 @functools.lru_cache(maxsize=None)
 def batch(version):  # every GPU from one import where the simulation allows it
     groups = {gpu: COMMANDS for gpu in GPUS}
-    return untraced(version, groups), traced(version, groups)
+    bare, modules = untraced(version, groups)
+    return bare, traced(version, groups, modules)
 
 
 @pytest.mark.parametrize("version", RELEASES)

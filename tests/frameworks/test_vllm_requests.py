@@ -152,3 +152,26 @@ def test_a_local_named_after_the_option_with_a_fallback_is_its_request(version):
     f = run.field("parallel_config.data_parallel_external_lb")
     assert f["verdict"] == "honoured" and f["final"]["value"] is False, f
     assert f["requested"]["option"] == f["requested"]["typed"] == "--no-data-parallel-external-lb"
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.33.0", "0.34.0") if v in releases()])
+def test_an_option_built_into_a_config_inside_a_config_is_its_request(version):
+    """``OffloadConfig(uva=UVAOffloadConfig(cpu_offload_gb=self.cpu_offload_gb))``: a config two levels below
+    ``VllmConfig``; and ``create_logging_config() -> LoggingConfig``, which writes the option through
+    ``dataclasses.replace(config, log_level=self.log_level)``. Before: *default*, no request."""
+    run = run_vllm(version, [LLAMA31, "--cpu-offload-gb", "4", "--log-level", "DEBUG"])
+    assert run.rc == 0, run
+    for field, option, value in (("offload_config.uva.cpu_offload_gb", "--cpu-offload-gb", 4.0),
+                                 ("logging_config.log_level", "--log-level", "DEBUG")):
+        f = run.field(field)
+        assert f["verdict"] == "honoured" and f["final"]["value"] == value, f
+        assert f["requested"]["option"] == f["requested"]["typed"] == option
+    prefetch = run_vllm(version, [LLAMA31, "--offload-group-size", "4", "--offload-num-in-group", "2",
+                                  "--offload-prefetch-step", "2"])
+    assert prefetch.rc == 0, prefetch
+    for field, option, value in (("offload_config.prefetch.offload_group_size", "--offload-group-size", 4),
+                                 ("offload_config.prefetch.offload_num_in_group", "--offload-num-in-group", 2),
+                                 ("offload_config.prefetch.offload_prefetch_step", "--offload-prefetch-step", 2)):
+        f = prefetch.field(field)
+        assert f["verdict"] == "honoured" and f["final"]["value"] == value, f
+        assert f["requested"]["option"] == option

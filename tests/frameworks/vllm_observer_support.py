@@ -11,12 +11,10 @@ resolved has neither).
 """
 import json
 
-from flagtrace import gpus
 from flagtrace.adapters.vllm import VLLMAdapter
 from flagtrace.launch.asked import Asked
 from flagtrace.launch.command import Target
-from flagtrace.launch.local import run_probe
-from observer_support import _FORK, _payload, _results, differences, in_imports, run_traced  # noqa: F401  (differences: tests)
+from observer_support import _FORK, differences, run_traced, untraced_batches  # noqa: F401  (differences: tests)
 from vllm_support import LLAMA31, model_info_cache, python_for
 
 _CLI = r"""
@@ -69,7 +67,9 @@ def resolve(argv, env):
 
 groups = json.loads(sys.argv[1])
 import vllm.entrypoints.cli.main
-each_command(groups, lambda number, index, argv, env: resolve(argv, env))
+modules = learn_imports(lambda: resolve(*groups[0][1][0]))
+each_command(groups, lambda number, index, argv, env: resolve(argv, env),
+             lambda number, commands: preimport(modules))
 """
 
 TRACED = _FORK + _CLI + r"""
@@ -87,35 +87,31 @@ def launch(number, index, argv, env, outdir):
         return {"error": "%s: %s" % (type(exc).__name__, exc)}
     return {"error": "the stop point was never reached"}
 
-groups, outdir = json.loads(sys.argv[1]), sys.argv[2]
+groups, modules, outdir = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
 import vllm.entrypoints.cli.main
-each_command(groups, lambda number, index, argv, env: launch(number, index, argv, env, outdir))
+each_command(groups, lambda number, index, argv, env: launch(number, index, argv, env, outdir),
+             lambda number, commands: preimport(modules))
 """
 
 
 def untraced(version, groups, timeout=1800):
-    """{gpu: [(args, env)]} -> {gpu: [{"fields": {dotted field: repr}} or {"error": text}]}."""
-    python = python_for(version)
-
-    def batch(todo):
-        target = Target([python, "-c", "..."], python, [], "code", UNTRACED, [_payload(todo)])
-        with model_info_cache(version):
-            result = run_probe(target, {"observe": False, "gpu": gpus.choose(todo[0][0]),
-                                        "setup": ["sim.gpu", "adapters.vllm_sim"]}, timeout=timeout)
-        return _results(result, todo)
-
-    return in_imports(groups, batch)
+    """{gpu: [(args, env)]} -> ({gpu: [{"fields": {dotted field: repr}} or {"error": text}]}, the modules
+    the first resolution imported lazily: each child then costs its resolution, not those imports)."""
+    with model_info_cache(version):
+        return untraced_batches(python_for(version), UNTRACED, ["sim.gpu", "adapters.vllm_sim"], groups, [], timeout)
 
 
-def traced(version, groups, timeout=1800):
-    """{gpu: [(args, env)]} -> {gpu: [the trace of each command (None where it wrote none)]}."""
+def traced(version, groups, modules=(), timeout=1800):
+    """{gpu: [(args, env)]} -> {gpu: [the trace of each command (None where it wrote none)]}; ``modules``
+    (untraced's) are imported before the forks."""
     python = python_for(version)
     opts = Asked(adapter="vllm")
     request = VLLMAdapter().request(Target([python], python, [], "module", "vllm.entrypoints.cli.main",
                                            ["serve", LLAMA31]), opts)
     request.update(setup=["sim.gpu"] + request["setup"])
     with model_info_cache(version):
-        return run_traced(python, TRACED, request, groups, [], timeout)
+        return run_traced(python, TRACED, request, groups, [json.dumps(list(modules))], timeout)
+
 
 def reported(trace):
     """The final config flagtrace reports: every field of the resolved VllmConfig, by dotted path."""

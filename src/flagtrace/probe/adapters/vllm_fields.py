@@ -9,19 +9,41 @@ Standard library only, Python >= 3.9.
 import ast
 import dataclasses
 import re
+import sys
 
 _CLASS_NAME = re.compile(r"\b([A-Z]\w*Config)\b")
 ROOT = "VllmConfig"
 
 
 def config_fields(vllm_config_class):
-    """Class name -> the ``VllmConfig`` field that holds an instance of it (first one wins)."""
+    """Class name -> the ``VllmConfig`` path that holds an instance of it: a field of ``VllmConfig``, or a
+    config inside one (``offload_config.uva`` holds a ``UVAOffloadConfig``, built in place by
+    ``OffloadConfig(uva=UVAOffloadConfig(cpu_offload_gb=self.cpu_offload_gb))``). The shallowest wins,
+    then the first."""
     out = {}
-    for f in dataclasses.fields(vllm_config_class):
-        text = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", None) or repr(f.type)
-        for name in _CLASS_NAME.findall(text):
-            out.setdefault(name, f.name)
+    todo, seen = [(vllm_config_class, "")], {vllm_config_class}
+    while todo:
+        owner, prefix = todo.pop(0)
+        for f in dataclasses.fields(owner):
+            text = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", None) or repr(f.type)
+            for name in _CLASS_NAME.findall(text):
+                if name in out or name == ROOT:
+                    continue
+                out[name] = prefix + f.name
+                inner = _class_named(owner, f.type, name)
+                if inner is not None and dataclasses.is_dataclass(inner) and inner not in seen:
+                    seen.add(inner)
+                    todo.append((inner, prefix + f.name + "."))
     return out
+
+
+def _class_named(owner, annotation, name):
+    """The class ``name`` in a field's annotation: the annotation itself, or the name in the owner's module."""
+    if isinstance(annotation, type) and annotation.__name__ == name:
+        return annotation
+    module = sys.modules.get(getattr(owner, "__module__", None) or "")
+    found = getattr(module, name, None)
+    return found if isinstance(found, type) else None
 
 
 def _self_attr(node):
@@ -88,6 +110,24 @@ def _config_calls(tree, holders):
         prefix = "" if name == ROOT else holders.get(name)
         if prefix is not None:
             yield node, name, prefix
+    yield from _replace_calls(tree, holders)
+
+
+def _replace_calls(tree, holders):
+    """``dataclasses.replace(config, log_level=self.log_level)`` in a builder that returns a config
+    ``holders`` knows (``def create_logging_config(self) -> LoggingConfig``): a call that builds it."""
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.returns is None:
+            continue
+        returns = func.returns
+        name = returns.id if isinstance(returns, ast.Name) else \
+            returns.value if isinstance(returns, ast.Constant) and isinstance(returns.value, str) else None
+        prefix = holders.get(name) if name and name != ROOT else None
+        if prefix is None:
+            continue
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call) and _chain(node.func) in (("dataclasses", ["replace"]), ("replace", [])):
+                yield node, name, prefix
 
 
 def _local_holders(func, holders, held):
