@@ -73,10 +73,10 @@ def learn_imports(work):  # what work() imports, learnt in a throwaway child (a 
 
 # work(group, index, argv, env) for every command of every group ([profile, [[argv, env]]]) whose GPU
 # this process can stand for (nothing it was asked while importing would differ there), each group in
-# a fork switched to its GPU that first runs prepare(group, commands) (what resolution imports lazily,
-# which may ask the GPU at import), then a fork per command: a line RESULT <group> <index> <json> each;
+# a fork switched to its GPU that first imports ``modules`` (what resolution imports lazily, which may
+# ask the GPU at import), then a fork per command: a line RESULT <group> <index> <json> each;
 # UNSHARED <group> <why> for a group it cannot stand for.
-def each_command(groups, work, prepare=lambda number, commands: None):
+def each_command(groups, modules, work):
     import _flagtrace_probe.main as probe_main
     sim = probe_main.CURRENT.simulation
     for number, (profile, commands) in enumerate(groups):
@@ -87,7 +87,7 @@ def each_command(groups, work, prepare=lambda number, commands: None):
 
         def group():
             sim.switch(profile)
-            prepare(number, commands)
+            preimport(modules)
             for index, (argv, env) in enumerate(commands):
                 result = in_child(lambda: work(number, index, argv, env))
                 print("RESULT %d %d %s" % (number, index, json.dumps(result)), flush=True)
@@ -121,8 +121,7 @@ def resolve(argv, env):
 
 groups = json.loads(sys.argv[1])
 modules = learn_imports(lambda: resolve(*groups[0][1][0]))
-each_command(groups, lambda number, index, argv, env: resolve(argv, env),
-             lambda number, commands: preimport(modules))
+each_command(groups, modules, lambda number, index, argv, env: resolve(argv, env))
 """
 
 TRACED = _FORK + r"""
@@ -145,8 +144,7 @@ def launch(number, index, argv, env, outdir):
 
 groups, modules, outdir = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
 import sglang.srt.server_args
-each_command(groups, lambda number, index, argv, env: launch(number, index, argv, env, outdir),
-             lambda number, commands: preimport(modules))
+each_command(groups, modules, lambda number, index, argv, env: launch(number, index, argv, env, outdir))
 """
 
 NONDETERMINISTIC = {"random_seed", "instance_id"}  # fresh per run: SGLang's seed unless --random-seed is given, vLLM's instance id

@@ -68,8 +68,7 @@ def resolve(argv, env):
 groups = json.loads(sys.argv[1])
 import vllm.entrypoints.cli.main
 modules = learn_imports(lambda: resolve(*groups[0][1][0]))
-each_command(groups, lambda number, index, argv, env: resolve(argv, env),
-             lambda number, commands: preimport(modules))
+each_command(groups, modules, lambda number, index, argv, env: resolve(argv, env))
 """
 
 TRACED = _FORK + _CLI + r"""
@@ -89,8 +88,7 @@ def launch(number, index, argv, env, outdir):
 
 groups, modules, outdir = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
 import vllm.entrypoints.cli.main
-each_command(groups, lambda number, index, argv, env: launch(number, index, argv, env, outdir),
-             lambda number, commands: preimport(modules))
+each_command(groups, modules, lambda number, index, argv, env: launch(number, index, argv, env, outdir))
 """
 
 

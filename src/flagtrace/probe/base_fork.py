@@ -20,9 +20,15 @@ import os
 import sys
 
 
+def profile_key(profile):
+    """One simulated GPU profile, as a key."""
+    return json.dumps(profile, sort_keys=True)
+
+
 class BaseFork:
-    def __init__(self, probe, run):
-        """``run(probe, todo, results, timeout, parallel)``: how a process runs variants (variants._run)."""
+    def __init__(self, probe, run, import_all):
+        """``run(probe, todo, results, timeout, parallel, conflicts)``: how a process runs variants
+        (variants._run); ``import_all(names)``: how it imports what the parent imported since."""
         self.base = set(sys.modules)
         requests_r, requests_w = os.pipe()
         answers_r, answers_w = os.pipe()
@@ -32,7 +38,7 @@ class BaseFork:
         if pid == 0:
             os.close(requests_w)
             os.close(answers_r)
-            _serve(probe, run, requests_r, answers_w)
+            _serve(probe, run, import_all, requests_r, answers_w)
         os.close(requests_r)
         os.close(answers_w)
         self.pid = pid
@@ -71,7 +77,7 @@ class BaseFork:
             pass
 
 
-def _serve(probe, run, requests_fd, answers_fd):
+def _serve(probe, run, import_all, requests_fd, answers_fd):
     """The base fork: a process per GPU, each job relayed to it; ends when the parent is done."""
     code = 0
     workers = {}  # profile key -> (pid, requests, answers)
@@ -79,10 +85,10 @@ def _serve(probe, run, requests_fd, answers_fd):
         with os.fdopen(requests_fd, encoding="utf-8") as requests, os.fdopen(answers_fd, "w", encoding="utf-8") as answers:
             for line in requests:
                 job = json.loads(line)
-                key = json.dumps(job["gpu"], sort_keys=True)
+                key = profile_key(job["gpu"])
                 if key not in workers:  # its pipes to the parent and the other workers: not the new one's
                     held = [requests_fd, answers_fd] + [fh.fileno() for w in workers.values() for fh in w[1:]]
-                    workers[key] = _start(probe, run, job["gpu"], held)
+                    workers[key] = _start(probe, run, import_all, job["gpu"], held)
                 _, to_worker, from_worker = workers[key]
                 to_worker.write(line)
                 to_worker.flush()
@@ -104,7 +110,7 @@ def _serve(probe, run, requests_fd, answers_fd):
         probe._real_exit(code)
 
 
-def _start(probe, run, profile, held):
+def _start(probe, run, import_all, profile, held):
     """A worker for ``profile``; ``held``: descriptors of this process the worker must not keep open
     (a pipe whose write end it held would never reach its end)."""
     requests_r, requests_w = os.pipe()
@@ -116,13 +122,13 @@ def _start(probe, run, profile, held):
                 os.close(fd)
             except OSError:
                 pass
-        _worker(probe, run, profile, requests_r, answers_w)
+        _worker(probe, run, import_all, profile, requests_r, answers_w)
     os.close(requests_r)
     os.close(answers_w)
     return pid, os.fdopen(requests_w, "w", encoding="utf-8"), os.fdopen(answers_r, encoding="utf-8")
 
 
-def _worker(probe, run, profile, requests_fd, answers_fd):
+def _worker(probe, run, import_all, profile, requests_fd, answers_fd):
     """The process standing for one GPU: switched, then the parent's later imports, then its variants."""
     code = 0
     try:
@@ -137,17 +143,11 @@ def _worker(probe, run, profile, requests_fd, answers_fd):
                     for index, _ in job["todo"]:
                         results[index] = {"status": "unshared", "why": why, "returncode": None, "seconds": 0.0}
                 else:
-                    _import_all(job["names"])
-                    run(probe, [tuple(item) for item in job["todo"]], results, job["timeout"], job["parallel"])
+                    import_all(job["names"])
+                    run(probe, [tuple(item) for item in job["todo"]], results, job["timeout"], job["parallel"], {})
                 answers.write(json.dumps({"results": results}) + "\n")
                 answers.flush()
     except BaseException:  # noqa: BLE001 - the parent reports the variants as not run
         code = 70
     finally:
         probe._real_exit(code)
-
-
-def _import_all(names):
-    from .variants import _import_all as import_all
-
-    import_all(names)

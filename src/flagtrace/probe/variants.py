@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-from .base_fork import BaseFork
+from .base_fork import BaseFork, profile_key
 
 SUMMARY = "flagtrace/variants@1"
 
@@ -95,7 +95,7 @@ def run_all(probe):
     probe._real_exit(0)  # os._exit itself would write the parent's own (empty) trace over the summary
 
 
-def _run(probe, todo, results, timeout, parallel, conflicts=None, base=None):
+def _run(probe, todo, results, timeout, parallel, conflicts, base=None):
     """Resolve ``todo`` ([(index, variant)]), up to ``parallel`` children at a time; each result
     goes to ``results[index]`` and to the progress file as it finishes. A variant of a GPU this
     process cannot stand for goes to ``base`` (a BaseFork), if there is one, once the rest are done."""
@@ -110,9 +110,9 @@ def _run(probe, todo, results, timeout, parallel, conflicts=None, base=None):
             if unsafe:
                 _finish(path, results, index, {"status": "unforkable", "why": unsafe, "returncode": None, "seconds": 0.0})
                 continue
-            why = _cannot_share(probe, variant, {} if conflicts is None else conflicts)
+            why = _cannot_share(probe, variant, conflicts)
             if why and base is not None:
-                elsewhere.setdefault(json.dumps(variant["gpu"], sort_keys=True), []).append((index, variant))
+                elsewhere.setdefault(profile_key(variant["gpu"]), []).append((index, variant))
                 continue
             if why:
                 _finish(path, results, index, {"status": "unshared", "why": why, "returncode": None, "seconds": 0.0})
@@ -154,7 +154,7 @@ def _base_fork(probe, batch):
     if not probe.request.get("rounds_dir") and not any(v.get("gpu") for v in batch):
         return None
     global _BASE
-    _BASE = BaseFork(probe, _run)
+    _BASE = BaseFork(probe, _run, _import_all)
     return _BASE
 
 
@@ -208,7 +208,7 @@ def _cannot_share(probe, variant, conflicts):
     simulation = getattr(probe, "simulation", None)
     if not profile or simulation is None or profile == simulation.profile:
         return None if profile is None or simulation is not None else "no simulation to switch"
-    key = json.dumps(profile, sort_keys=True)
+    key = profile_key(profile)
     if key not in conflicts:
         conflicts[key] = simulation.conflict(profile)
     return conflicts[key]
