@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from flagtrace.probe.bootstrap.supervise import environment, prepare  # noqa: E402
-from flagtrace.adapters import run_frameworks  # noqa: E402
+from flagtrace.adapters import env_patterns, run_frameworks  # noqa: E402
 
 RUN_FRAMEWORKS = run_frameworks()
 
@@ -49,10 +49,10 @@ def main():
     run_dir = tempfile.mkdtemp(prefix="flagtrace-bench-")
     try:
         request = {"watch": [], "stop_at": [], "user_specs": [], "frameworks": RUN_FRAMEWORKS,
-                   "names": list(RUN_FRAMEWORKS), "live": False, "probe_dir": "", "flagtrace_version": ""}
+                   "names": list(RUN_FRAMEWORKS), "env": env_patterns(), "live": False, "probe_dir": "", "flagtrace_version": ""}
         site_dir = prepare(run_dir, request)
         bare_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPATH", "FLAGTRACE_"))}
-        boot_env = environment(run_dir, site_dir, request["names"], base=bare_env)
+        boot_env = environment(run_dir, site_dir, request, base=bare_env)
         # one warm-up of each (page cache, the bootstrap's own .pyc)
         for _, code in PROGRAMS:
             timed([opts.python, "-c", code], bare_env)

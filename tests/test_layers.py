@@ -75,6 +75,13 @@ def test_the_probe_imports_only_the_standard_library_and_itself():
         "\n".join(bad)
 
 
+def test_the_code_both_sides_run_imports_nothing():
+    """probe/common is written into every process's bootstrap (supervise.bootstrap_text): one file, no imports."""
+    bad = ["probe/common/%s:%d imports %s" % (rel, line, name)
+           for rel, tree in _modules(os.path.join(PROBE, "common")) for line, name in _imported("probe/common/" + rel, tree)]
+    assert not bad, "\n".join(bad)
+
+
 def test_no_module_but_the_cli_imports_a_verb():
     from flagtrace.commands import VERBS
 

@@ -48,7 +48,7 @@ def bare(script, args):
 
 def traced(script, args, watch):
     target = parse_command([PY, example(script)] + list(args))
-    request = GenericAdapter().request(target, Asked(watch=(watch,)))
+    request = GenericAdapter().request(target, Asked(watch=(watch,))).to_json()
     return run_probe(target, request, 60)
 
 
@@ -117,7 +117,7 @@ def test_program_sees_how_it_was_started_unchanged(mode, monkeypatch):
         command = [PY, "-m", "introspect", "a", "--b=c"]
     proc = subprocess.run(command, capture_output=True, timeout=60)
     target = parse_command(command)
-    request = GenericAdapter().request(target, Asked(watch=("introspect:SeenConfig",)))
+    request = GenericAdapter().request(target, Asked(watch=("introspect:SeenConfig",))).to_json()
     result = run_probe(target, request, 60)
     assert (result.returncode, result.stdout, result.stderr) == (proc.returncode, proc.stdout, proc.stderr)
     seen = json.loads(proc.stdout)

@@ -11,8 +11,8 @@ import pytest
 from ft_support import PY, ROOT
 from flagtrace.probe.bootstrap.supervise import collect, environment, prepare
 from flagtrace.probe import values
-from flagtrace.probe.bootstrap import sitecustomize as boot
-from flagtrace.adapters import run_frameworks
+from flagtrace.probe.common.cmdline import python_options
+from flagtrace.adapters import env_patterns, run_frameworks
 
 EXAMPLES = os.path.join(ROOT, "tests", "examples")
 
@@ -22,16 +22,16 @@ def run_dir(tmp_path):
     d = tmp_path / "run"
     d.mkdir()
     request = {"watch": ["serve_config:ServeConfig"], "stop_at": ["serve_config:start"], "user_specs": [],
-               "frameworks": run_frameworks(), "names": ["sglang", "serve_config"], "live": False,
+               "frameworks": run_frameworks(), "names": ["sglang", "serve_config"], "env": env_patterns(), "live": False,
                "probe_dir": os.path.join(ROOT, "src", "flagtrace", "probe"), "flagtrace_version": "test"}
     site = prepare(str(d), request)
-    return str(d), site
+    return str(d), site, request
 
 
 def python(run_dir, code_or_args, env_extra=None, pythonpath=None, interpreter=PY, **kw):
-    d, site = run_dir
+    d, site, request = run_dir
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPATH", "FLAGTRACE_"))}
-    env = environment(d, site, ["sglang", "serve_config"], base=base)
+    env = environment(d, site, request, base=base)
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     env.update(env_extra or {})
@@ -102,7 +102,7 @@ def test_a_failing_shadowed_sitecustomize_fails_as_it_would_alone(run_dir, tmp_p
 
 
 def test_idempotent(run_dir):
-    d, site = run_dir
+    d, site, _ = run_dir
     code = ("import sys, importlib\n"
             "del sys.modules['sitecustomize']\n"
             "import sitecustomize\n"
@@ -116,7 +116,7 @@ def test_idempotent(run_dir):
 
 
 def test_never_breaks_a_process(run_dir, tmp_path):
-    d, site = run_dir
+    d, site, _ = run_dir
     # the run directory is gone: nothing can be written
     gone = python(run_dir, "print('fine')", env_extra={"FLAGTRACE_RUN_DIR": str(tmp_path / "gone")})
     assert (gone.returncode, gone.stdout, gone.stderr) == (0, "fine\n", "")
@@ -156,7 +156,7 @@ def test_children_are_noted(run_dir):
 
 
 def test_bytecode_written_once_per_interpreter(run_dir):
-    d, site = run_dir
+    d, site, _ = run_dir
     cache = os.path.join(site, "__pycache__")
     tag = sys.implementation.cache_tag
     assert os.listdir(cache) == ["sitecustomize.%s.pyc" % tag]  # the launcher's own
@@ -180,14 +180,15 @@ def test_older_pythons_are_recorded_and_undisturbed(run_dir, version):
     assert rec["unsupported"].startswith("Python %s is older than 3.9" % version)
 
 
-NAMES = ["api_key", "API_KEY", "--api-key", "HF_TOKEN", "token", "key", "SGLANG_SECRET", "db_password",
-         "passwd", "aws_credentials", "hf_home", "HF_HUB_CACHE", "keyboard", "monkey", "tokenizer", "page_size",
-         "KEY_PATH", "my_apikey_file", "SGL_KEY", "secret_sauce", "cache_token_count", ""]
+SECRET = ["api_key", "API_KEY", "--api-key", "HF_TOKEN", "token", "key", "SGLANG_SECRET", "db_password", "passwd",
+          "aws_credentials", "my_apikey_file", "SGL_KEY", "secret_sauce"]
+NOT_SECRET = ["hf_home", "HF_HUB_CACHE", "keyboard", "monkey", "tokenizer", "page_size", "KEY_PATH",
+              "cache_token_count", "", None]
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_secret_rule_matches_the_probe(name):
-    assert boot.is_secret_name(name) == values.is_secret_name(name)
+@pytest.mark.parametrize("name", SECRET + NOT_SECRET)
+def test_the_secret_rule(name):
+    assert values.is_secret_name(name) is (name in SECRET)
 
 
 @pytest.mark.parametrize("argv, expected", [
@@ -202,14 +203,29 @@ def test_secret_rule_matches_the_probe(name):
     (["py", "--check-hash-based-pycs", "always", "-s", "--", "-x.py"], ("script", "-x.py", ["s"], [])),
 ])
 def test_python_options(argv, expected):
-    got = boot.python_options(argv)
+    got = python_options(argv)
     assert (got["mode"], got["target"], got["flags"], got["args"]) == expected
 
 
-@pytest.mark.parametrize("argv", [
-    ["py", "-m", "x", "--api-key", "sk-123456789", "--page-size", "64"],
-    ["py", "x.py", "--api-key=sk-123456789", "--hf-token", "hf_abcdefgh", "--token-limit", "5"],
-    ["py", "x.py", "--model", "m", "--api-key"],
+@pytest.mark.parametrize("argv, expected", [
+    (["py", "-m", "x", "--api-key", "sk-123456789", "--page-size", "64"],
+     ["py", "-m", "x", "--api-key", "<redacted>", "--page-size", "64"]),
+    (["py", "x.py", "--api-key=sk-123456789", "--hf-token", "hf_abcdefgh", "--token-limit", "5"],
+     ["py", "x.py", "--api-key=<redacted>", "--hf-token", "<redacted>", "--token-limit", "5"]),
+    (["py", "x.py", "--model", "m", "--api-key"], ["py", "x.py", "--model", "m", "--api-key"]),
 ])
-def test_argv_redaction_matches_the_probe(argv):
-    assert boot.redact_argv(argv) == values.redact_argv(argv)
+def test_argv_redaction(argv, expected):
+    assert values.redact_argv(argv) == expected
+
+
+def test_the_bootstrap_is_one_file_of_its_own(run_dir):
+    """What site imports is the written file alone: probe/common's text, then the bootstrap's; it needs no
+    flagtrace package (a process under flagtrace run has none), and records the variables the adapters name."""
+    site = os.path.join(run_dir[1], "sitecustomize.py")
+    text = open(site).read()
+    assert text.startswith("# flagtrace-bootstrap") and "def python_options(" in text and "def redact_argv(" in text
+    out = python(run_dir, ["-c", "import sitecustomize, sys; print(sitecustomize.__file__, 'flagtrace' in sys.modules)"],
+                 env_extra={"VLLM_X": "2", "OTHER": "3"})
+    assert out.stdout.split() == [site, "False"], out.stderr
+    [rec] = collect(run_dir[0])["records"]
+    assert rec["env"]["VLLM_X"] == "2" and "OTHER" not in rec["env"]

@@ -211,8 +211,7 @@ def traced(version, groups, modules, timeout=1200):
     python = python_for(version)
     opts = Asked(adapter="sglang")
     request = SGLangAdapter().request(Target([python], python, [], "module", "sglang.launch_server",
-                                             ["--model-path", LLAMA3]), opts)
-    request.update(setup=["sim.gpu"] + request["setup"])
+                                             ["--model-path", LLAMA3]), opts).simulating({}).to_json()
     return run_traced(python, TRACED, request, groups, [json.dumps(modules)], timeout)
 
 

@@ -58,8 +58,7 @@ def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():
     args = ["--model-path", QWEN36, "--trust-remote-code"]
     target = parse_command([python_for(VERSION), "-m", "sglang.launch_server", *args])
     adapter = SGLangAdapter()
-    request = adapter.request(target, Asked())
-    request.update(gpu=gpus.choose("B200x7"), setup=["sim.gpu"] + request["setup"])
+    request = adapter.request(target, Asked()).simulating(gpus.choose("B200x7")).to_json()
     _, variant = run_variants(target, request, [Variant(args + ["--page-size", "16"]), Variant(args + ["--page-size", "64"])],
                               300, preimport=adapter.preimport)
     alone = run_sglang(VERSION, args + ["--page-size", "64"], gpu="B200x7")
@@ -99,8 +98,7 @@ def test_variants_of_other_gpus_forked_from_a_shared_import_report_what_explain_
     args = ["--model-path", QWEN36, "--trust-remote-code", "--page-size", "64"]
     target = parse_command([python_for(VERSION), "-m", "sglang.launch_server", *args])
     adapter = SGLangAdapter()
-    request = adapter.request(target, Asked())
-    request.update(gpu=gpus.choose("H100x8"), setup=["sim.gpu"] + request["setup"])
+    request = adapter.request(target, Asked()).simulating(gpus.choose("H100x8")).to_json()
     others = ("H100x4", "H200x8", "B200x7", "MI300X")
     first, *rest = run_variants(target, request, [Variant(args)] + [Variant(args, gpu=gpus.choose(g)) for g in others],
                                 300, preimport=adapter.preimport)

@@ -105,8 +105,7 @@ def traced(version, groups, modules=(), timeout=1800):
     python = python_for(version)
     opts = Asked(adapter="vllm")
     request = VLLMAdapter().request(Target([python], python, [], "module", "vllm.entrypoints.cli.main",
-                                           ["serve", LLAMA31]), opts)
-    request.update(setup=["sim.gpu"] + request["setup"])
+                                           ["serve", LLAMA31]), opts).simulating({}).to_json()
     with model_info_cache(version):
         return run_traced(python, TRACED, request, groups, [json.dumps(list(modules))], timeout)
 

@@ -1,37 +1,50 @@
 """Tool-side adapters: which classes to watch, where to stop and what to set up in the target.
 
 Everything that knows a framework (and its versions) lives in its adapter; the generic one
-takes ``--watch`` and ``--stop-at`` for any Python program.
+takes ``--watch`` and ``--stop-at`` for any Python program. The registry: ADAPTERS, tried in order
+(the generic one last: it takes what no framework took).
 """
 from ..exitcodes import ExitCode, FlagtraceError
-from .generic import GenericAdapter
+from .base import COMMON_ENV
+from .generic import GenericAdapter, check_specs  # noqa: F401 - check_specs: flagtrace run's --watch
 from .sglang import SGLangAdapter
 from .vllm import VLLMAdapter
 
-ADAPTERS = [SGLangAdapter, VLLMAdapter]  # framework adapters, tried in order before the generic one
-NAMES = ("auto", "generic", "sglang", "vllm")
+FRAMEWORKS = [SGLangAdapter, VLLMAdapter]
+ADAPTERS = FRAMEWORKS + [GenericAdapter]
+NAMES = ("auto",) + tuple(a.name for a in ADAPTERS)
+
+
+def env_patterns():
+    """The environment variables reports keep, as patterns (``SGLANG_*``, ``CUDA_VISIBLE_DEVICES``):
+    each adapter's own, then those every program may read."""
+    out = []
+    for pattern in [p for a in ADAPTERS for p in a.env] + list(COMMON_ENV):
+        if pattern not in out:
+            out.append(pattern)
+    return out
+
+
+def check_name(name):
+    if name not in NAMES:
+        raise FlagtraceError("unknown adapter %r; known: %s" % (name, ", ".join(NAMES)), ExitCode.USAGE)
 
 
 def run_frameworks():
     """Framework package -> the probe-side set-up its first import runs under ``flagtrace run``, and
     which of the process's arguments name a model (stood in there as explain does here)."""
     return {ad.package: {"adapter": ad.name, "setup": list(ad.setup), "models": ad.model_spec()}
-            for ad in (a() for a in ADAPTERS)}
+            for ad in (a() for a in FRAMEWORKS)}
 
 
 def choose_adapter(target, asked):
     """``asked``: launch.asked.Asked."""
-    if asked.adapter not in NAMES:
-        raise FlagtraceError("unknown adapter %r; known: %s" % (asked.adapter, ", ".join(NAMES)),
-                             ExitCode.USAGE)
-    for adapter_class in ADAPTERS:
-        if adapter_class.matches(target, asked):
-            return adapter_class()
-    return GenericAdapter()
+    check_name(asked.adapter)
+    return next(a for a in ADAPTERS if a.matches(target, asked))()
 
 
 def adapter_named(name):
-    """The framework adapter called ``name`` (an instance), or None."""
+    """The adapter called ``name`` (an instance), or None."""
     return next((a() for a in ADAPTERS if a.name == name), None)
 
 

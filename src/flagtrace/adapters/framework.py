@@ -4,22 +4,18 @@ import dataclasses
 import os
 
 from .. import modelconfigs
+from .base import Adapter
 from .modelpath import option_value
 
 
-class FrameworkAdapter:
-    name = None  # also the package whose first import activates the probe under flagtrace run
+class FrameworkAdapter(Adapter):
     scripts = ()  # console scripts (``sglang``, ``vllm``)
     # Other programs' modules whose ``python -m`` runs this framework's resolution (NVIDIA Dynamo's worker
     # ``dynamo.vllm``): followed through their own code as any entry point is.
     wrapper_modules = ()
-    # Modules the variant runner imports once before forking a child per variant: what the entry
-    # point imports before it resolves (not the entry module itself, which runs as __main__).
-    preimport = ()
-
     @property
     def package(self):
-        return self.name
+        return self.name  # also the adapter's name
 
     @property
     def setup(self):
@@ -82,28 +78,12 @@ class FrameworkAdapter:
                 "optional": list(self.optional_model_options), "positional": self.positional_model}
 
     def request(self, target, asked, check=True):
-        """``check=False``: without flagtrace's own input check (deferred until the framework's
-        parser has accepted the command: commands/tracing.prepare_request)."""
         if check and not asked.via:  # a remote model path is checked there, by the framework
             self.check(target.args)
         named = [d.strip() for option in self.device_options for d in (option_value(target.args, (option,)) or
                                                                            "").split(",") if d.strip()]
-        return {"named_devices": named, "watch": list(asked.watch), "stop_at": list(asked.stop_at), "adapter": self.name,
-                "adapter_info": {"name": self.name, "describe": self.name}, "setup": list(self.setup)}
-
-    def check(self, args):
-        """Refuse (FlagtraceError) what the framework would refuse only after its import."""
-
-    def environment(self, target, asked):
-        return None
-
-    def annotate(self, analysis):
-        """Add to an analysis of this framework what only the adapter knows (flag renames)."""
-
-    def translate(self, args, version):
-        """``args`` for release ``version`` of the framework, options renamed between releases
-        spelled as that release spells them: (args, [note per translated option])."""
-        return list(args), []
+        return dataclasses.replace(super().request(target, asked, check), named_devices=named,
+                                   setup=list(self.setup))
 
     # How ``--release NAME==VERSION`` builds this framework's environment (envs/build.py Recipe keywords
     # beyond the name, the range and the console scripts): the module whose import the smoke test checks,
@@ -127,15 +107,6 @@ class FrameworkAdapter:
 
         return {name: Recipe(framework=name, **kw) for name, kw in self.wrapper_release_env.items()}
 
-    def flag_table(self):
-        """The framework's flag history (adapters/flag_history.History) or None: which option strings each
-        release accepts (deployment manifests are checked against it)."""
-        return None
-
     def option_name(self, word):
         """The option name the framework's parser looks up for a word of the command line (``--x=v`` -> ``--x``)."""
         return word.split("=", 1)[0]
-
-    def field_aliases(self):
-        """{old field name: its name in the newest release} for fields renamed between releases."""
-        return {}

@@ -1,35 +1,31 @@
 """Any Python program: the user names the config class(es) and, optionally, the stop point."""
 from ..exitcodes import ExitCode, FlagtraceError
+from .base import Adapter
 
 
-class GenericAdapter:
+def check_specs(specs):
+    """--watch / --stop-at as typed: MODULE:NAME each."""
+    for spec in specs:
+        module, sep, name = spec.partition(":")
+        if not sep or not module or not name:
+            raise FlagtraceError("expected MODULE:NAME, got %r" % spec, ExitCode.USAGE)
+
+
+class GenericAdapter(Adapter):
     name = "generic"
+    summary = "any Python program: --watch MODULE:CLASS [--stop-at MODULE:FUNCTION]"
 
-    @staticmethod
-    def matches(target, asked):
-        return True
+    @classmethod
+    def matches(cls, target, asked):
+        return asked.adapter in ("auto", cls.name)  # last in the registry: what no framework took
 
-    def request(self, target, asked):
+    def request(self, target, asked, check=True):
         if not asked.watch:
             raise FlagtraceError(
                 "nothing to watch in %s: give --watch MODULE:CLASS (the config class), and "
                 "optionally --stop-at MODULE:FUNCTION" % target.describe(), ExitCode.USAGE)
-        for spec in asked.watch + asked.stop_at:
-            module, sep, name = spec.partition(":")
-            if not sep or not module or not name:
-                raise FlagtraceError("expected MODULE:NAME, got %r" % spec, ExitCode.USAGE)
-        return {"watch": list(asked.watch), "stop_at": list(asked.stop_at), "adapter": self.name,
-                "adapter_info": {"name": self.name, "describe": "generic (--watch %s)" % ", ".join(asked.watch)},
-                "setup": []}
+        check_specs(asked.watch + asked.stop_at)
+        return super().request(target, asked, check)
 
-    def prepare(self, target, asked):
-        return target, []
-
-    def environment(self, target, asked):
-        return None
-
-    def translate(self, args, version):
-        return list(args), []
-
-    def field_aliases(self):
-        return {}
+    def describe(self, asked):
+        return "generic (--watch %s)" % ", ".join(asked.watch)

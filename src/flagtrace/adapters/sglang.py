@@ -16,6 +16,8 @@ from .modelpath import check_model_dir, option_value
 
 class SGLangAdapter(FrameworkAdapter):
     name = "sglang"
+    summary = "python -m sglang.launch_server, sglang serve, python -m dynamo.sglang"
+    env = ("SGLANG_*", "SGL_*")
     scripts = ("sglang",)
     preimport = ("sglang.srt.server_args",)
     source = ("https://github.com/sgl-project/sglang", "python")

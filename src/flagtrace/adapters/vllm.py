@@ -10,6 +10,8 @@ from .modelpath import check_model_dir, option_value
 
 class VLLMAdapter(FrameworkAdapter):
     name = "vllm"
+    summary = "vllm serve, python -m vllm.entrypoints.openai.api_server, python -m dynamo.vllm"
+    env = ("VLLM_*",)
     scripts = ("vllm",)
     preimport = ("vllm.engine.arg_utils", "vllm.entrypoints.openai.api_server")
     source = ("https://github.com/vllm-project/vllm", "")

@@ -14,7 +14,8 @@ every finding quotes the script line it is about.
 import re
 import shlex
 
-from ..probe.bootstrap.sitecustomize import RELEVANT_NAMES, RELEVANT_PREFIXES
+from ..adapters import env_patterns
+from ..probe.common.recorded import env_matcher, is_relevant
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _EXPORTED = re.compile(r"^\s*(export|declare\s+-[a-zA-Z]*x[a-zA-Z]*|typeset\s+-x)\s+(.*)$")
@@ -24,7 +25,7 @@ _VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _relevant(name):
-    return name.startswith(RELEVANT_PREFIXES) or name in RELEVANT_NAMES
+    return is_relevant(name, env_matcher(env_patterns()))
 
 
 def _ends_continued(line):

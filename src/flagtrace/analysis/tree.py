@@ -13,7 +13,8 @@ from .. import trace as tracefile
 from ..exitcodes import ExitCode, FlagtraceError
 from . import verdict
 from ..probe.bootstrap.proctable import is_python_path, shebang_python
-from ..probe.bootstrap.sitecustomize import python_options
+from ..probe.common.cmdline import python_options
+from ..probe.common.recorded import env_matcher, relevant_env
 from .explain import analyse
 from .script import check_script, command_matches
 
@@ -233,9 +234,9 @@ def _python_command(argv, executable=None):
 
 
 def _relevant_only(env):
-    from ..probe.bootstrap.sitecustomize import relevant_env
+    from ..adapters import env_patterns
 
-    return relevant_env(env or {})
+    return relevant_env(env or {}, env_matcher(env_patterns()))
 
 
 def _display_env(env, site_dir):

@@ -56,7 +56,6 @@ def run_debug(opts, asked, command, out):
     for adapter_class in ADAPTERS:
         adapter = adapter_class()
         w("  adapter      %-7s %s\n" % (adapter.name, adapter.supported()))
-    w("  adapter      generic any Python program: --watch MODULE:CLASS [--stop-at MODULE:FUNCTION]\n")
     if command:
         _command(asked.here(), command, w)
     return ExitCode.OK
@@ -83,9 +82,8 @@ def _command(asked, command, w):
     w("  interpreter  %s (%s)\n" % (target.interpreter, _interpreter_version(target.interpreter)))
     w("  runs         %s%s\n" % (target.describe(), " " + " ".join(target.python_options) if target.python_options else ""))
     w("  adapter      %s\n" % adapter.name)
-    package = getattr(adapter, "package", None)
-    if package and adapter.name != "generic":
-        w("  framework    %s\n" % _installed(target.interpreter, package))
+    if adapter.package:
+        w("  framework    %s\n" % _installed(target.interpreter, adapter.package))
 
 
 def _ask(interpreter, code):

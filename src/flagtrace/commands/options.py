@@ -54,12 +54,12 @@ def whatif(p, unit, verb):
 
 
 def adapter_option(p):
-    """``--adapter NAME``: one of the adapters' names (adapters.NAMES)."""
-    from ..adapters import NAMES
+    """``--adapter NAME``: one of the adapters' names (the registry, adapters.ADAPTERS)."""
+    from ..adapters import ADAPTERS, NAMES
 
     p.add_argument("--adapter", default="auto", choices=NAMES, metavar="NAME",
-                   help="%s: auto (default) recognises the framework of the command; generic follows only "
-                        "--watch/--stop-at" % ", ".join(NAMES))
+                   help="auto (default) recognises the command's framework; %s" % "; ".join(
+                       "%s: %s" % (a.name, a.summary) for a in ADAPTERS))
 
 
 def timeout_option(p, what=None):

@@ -31,13 +31,8 @@ def run(req):
 
 
 def build_request(opts, asked, profile):
-    for spec in asked.watch + asked.stop_at:
-        module, sep, name = spec.partition(":")
-        if not sep or not module or not name:
-            raise FlagtraceError("expected MODULE:NAME, got %r" % spec, ExitCode.USAGE)
-    if asked.adapter not in adapters.NAMES:
-        raise FlagtraceError("unknown adapter %r; known: %s" % (asked.adapter, ", ".join(adapters.NAMES)),
-                             ExitCode.USAGE)
+    adapters.check_specs(asked.watch + asked.stop_at)
+    adapters.check_name(asked.adapter)
     # Framework packages whose first import activates the probe, and the probe-side adapter set-up
     # that then runs (the adapter itself reads the release where the framework is installed).
     frameworks = adapters.run_frameworks()
@@ -55,6 +50,7 @@ def build_request(opts, asked, profile):
     request = {"watch": list(asked.watch), "stop_at": list(asked.stop_at),
                "user_specs": list(asked.watch + asked.stop_at), "frameworks": frameworks,
                "names": names, "live": bool(opts.live), "adapter": asked.adapter,
+               "env": adapters.env_patterns(),  # the variables each process records
                # models stood in where each framework process starts (with --via: the remote's, as typed)
                "models": None if asked.via else {"explicit": asked.model_config, "offline": asked.offline}}
     if profile is not None:

@@ -38,7 +38,7 @@ class Launch:
 def recognise(argv):
     """The framework adapter whose entry point the command runs (its console script, or ``python -m``
     of one of its modules or of a wrapper module it follows: dynamo.vllm), or ""."""
-    from ..adapters import ADAPTERS
+    from ..adapters import FRAMEWORKS
     from ..probe.bootstrap.proctable import is_python_path
 
     words = list(argv)
@@ -47,7 +47,7 @@ def recognise(argv):
     if not words:
         return ""
     first = os.path.basename(words[0])
-    for adapter in ADAPTERS:
+    for adapter in FRAMEWORKS:
         if first in adapter.scripts:
             return adapter.name
         if is_python_path(first) and "-m" in words[1:3]:

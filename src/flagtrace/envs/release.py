@@ -20,10 +20,10 @@ class Release:
 def recipes():
     """{framework: its adapter's Recipe} for every framework adapter, and for each wrapper an adapter builds
     over its framework (ai-dynamo)."""
-    from ..adapters import ADAPTERS
+    from ..adapters import FRAMEWORKS
 
     out = {}
-    for adapter in (a() for a in ADAPTERS):
+    for adapter in (a() for a in FRAMEWORKS):
         out[adapter.name] = adapter.release_recipe()
         out.update(adapter.wrapper_recipes())
     return out

@@ -5,7 +5,7 @@ import shutil
 
 from ..exitcodes import ExitCode, FlagtraceError
 from ..probe.bootstrap.proctable import is_python_path, shebang_python
-from ..probe.bootstrap.sitecustomize import python_options
+from ..probe.common.cmdline import python_options
 
 
 @dataclasses.dataclass
@@ -58,10 +58,10 @@ def parse_command(command):
 
 def _release_hint(word):
     """For a framework's console script that is not installed here: which --release to add."""
-    from ..adapters import ADAPTERS
+    from ..adapters import FRAMEWORKS
     from ..analysis.verdict import release_hint
 
-    names = [a.name for a in ADAPTERS if word in a.scripts]
+    names = [a.name for a in FRAMEWORKS if word in a.scripts]
     return "; " + release_hint(names[0]) if names else ""
 
 

@@ -29,10 +29,9 @@ class ProbeRequest:
         ([modelconfigs.Found]; None: none looked up) stand for the command's models; ``check=False``: without
         the adapter's own input check, whose error is ``input_error``, deferred (commands/tracing.py);
         ``user_specs``: the probe says when a typed --watch/--stop-at names nothing."""
-        part = adapter.request(target, asked) if check else adapter.request(target, asked, check=False)
+        request = adapter.request(target, asked, check)
         if models is not None:
-            part = modelconfigs.into_request(part, models)
-        request = cls(**part)
+            request = dataclasses.replace(request, **modelconfigs.into_request({"setup": request.setup}, models))
         if user_specs:
             request = dataclasses.replace(request, user_specs=list(asked.watch) + list(asked.stop_at))
         return dataclasses.replace(request, input_error=input_error) if input_error else request

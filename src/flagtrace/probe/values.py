@@ -5,23 +5,14 @@ Runs inside the target interpreter: standard library only, Python >= 3.9.
 import dataclasses
 import enum
 import functools
-import re
 import reprlib
 
-REDACTED = "<redacted>"
+from .common import recorded
+from .common.recorded import REDACTED
 
-# Field / option / env names whose values never leave the target.
-_SECRET_PART = re.compile(r"(api_?key|secret|password|passwd|credential)")
-_SECRET_END = re.compile(r"(^|_)(key|token)$")
-
-
-@functools.lru_cache(maxsize=4096)  # called for every recorded value; names repeat
-def is_secret_name(name):
-    """True for names that hold credentials (``api_key``, ``HF_TOKEN``, ``*_SECRET``)."""
-    if not name or not isinstance(name, str):
-        return False
-    bare = name.lstrip("-").replace("-", "_").lower()
-    return bool(_SECRET_PART.search(bare) or _SECRET_END.search(bare))
+# Field / option / env names whose values never leave the target: the one rule (common/recorded.py),
+# cached: it is asked for every recorded value, and names repeat.
+is_secret_name = functools.lru_cache(maxsize=4096)(recorded.is_secret_name)
 
 
 _repr = reprlib.Repr()
@@ -199,25 +190,8 @@ def _empty(value):
 
 
 def redact_argv(argv):
-    """Replace the value of secret options (``--api-key X`` / ``--api-key=X``)."""
-    out = []
-    hide_next = False
-    for tok in argv:
-        if hide_next:
-            remember_secret(tok)
-            out.append(REDACTED)
-            hide_next = False
-            continue
-        if tok.startswith("-") and "=" in tok:
-            opt, _, _val = tok.partition("=")
-            if is_secret_name(opt):
-                remember_secret(_val)
-                out.append(opt + "=" + REDACTED)
-                continue
-        elif tok.startswith("--") and is_secret_name(tok):
-            hide_next = True
-        out.append(tok)
-    return out
+    """Replace the value of secret options (``--api-key X`` / ``--api-key=X``); remembered for scrub()."""
+    return recorded.redact_argv(argv, remember_secret)
 
 
 def redact_env(env):

@@ -6,6 +6,7 @@ import shlex
 
 from rich.markup import escape
 
+from ..adapters import env_patterns
 from . import terminal
 
 _STATUS = {
@@ -14,7 +15,6 @@ _STATUS = {
     "problem": "[red]problem[/red]", "no config": "[yellow]no config[/yellow]",
     "not watched": "[dim]no watched import[/dim]", "process": "",
 }
-_ENV_NAMES = "SGLANG_*, SGL_*, VLLM_*, HF_*, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, PYTHONPATH"
 
 
 def short_argv(argv, limit=160):
@@ -116,7 +116,7 @@ class TreeReport:
         if n.get("env") is not None:
             env = n["env"]
             line("env", escape("  ".join("%s=%s" % kv for kv in env.items())) if env else
-                 "[dim](none of %s)[/dim]" % _ENV_NAMES)
+                 "[dim](none of %s)[/dim]" % ", ".join(env_patterns()))
         for fw in n.get("frameworks") or []:
             version = (" " + fw["version"]) if fw.get("version") else ""
             line("framework", "%s%s from %s" % (escape(fw["module"]), escape(version),

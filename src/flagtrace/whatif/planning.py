@@ -32,7 +32,7 @@ def plan(command, asked, example):
     target, models = adapter.prepare(target, asked)
     request = ProbeRequest.build(adapter, target, asked, models, user_specs=True)
     return Plan(target, request, adapter.environment(target, asked),
-                tuple(getattr(adapter, "preimport", ())), adapter, models)
+                tuple(adapter.preimport), adapter, models)
 
 
 def side_command(command, python):

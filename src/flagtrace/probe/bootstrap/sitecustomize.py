@@ -21,104 +21,15 @@ import sys
 
 MIN_PYTHON = (3, 9)
 MARKER = "flagtrace-bootstrap"
-RELEVANT_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "HF_")
-RELEVANT_NAMES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTHONPATH")
-REDACTED = "<redacted>"
-_SECRET_PARTS = ("api_key", "apikey", "secret", "password", "passwd", "credential")
-# interpreter options that take a value (attached or the next word); -c / -m end the options
-_VALUE_OPTIONS = "XW"
-_LONG_WITH_VALUE = ("--check-hash-based-pycs",)
+
+if __name__ != "sitecustomize":  # a module of the package (tests); written out, probe/common's text comes first
+    from ..common.cmdline import python_options  # noqa: F401
+    from ..common.recorded import env_matcher, redact_argv, relevant_env  # noqa: F401
 
 try:
     _text = ascii  # ASCII-only, and ast.literal_eval reads it back exactly
 except NameError:  # Python 2: repr is ASCII already
     _text = repr
-
-
-def is_secret_name(name):
-    """The rule of probe/values.py is_secret_name, without importing re (the tests keep both
-    in step)."""
-    bare = name.lstrip("-").replace("-", "_").lower()
-    if any(part in bare for part in _SECRET_PARTS):
-        return True
-    return bare in ("key", "token") or bare.endswith(("_key", "_token"))
-
-
-def redact_argv(argv):
-    """The rule of probe/values.py redact_argv: the value of ``--api-key X`` / ``--api-key=X``."""
-    out = []
-    hide_next = False
-    for tok in argv:
-        if hide_next:
-            out.append(REDACTED)
-            hide_next = False
-            continue
-        if tok.startswith("-") and "=" in tok:
-            opt, _, _value = tok.partition("=")
-            if is_secret_name(opt):
-                out.append(opt + "=" + REDACTED)
-                continue
-        elif tok.startswith("--") and is_secret_name(tok):
-            hide_next = True
-        out.append(tok)
-    return out
-
-
-def relevant_env(environ):
-    """SGLANG_*, SGL_*, VLLM_*, HF_*, CUDA/HIP_VISIBLE_DEVICES, PYTHONPATH; secrets redacted."""
-    out = {}
-    for key, value in environ.items():
-        if key.startswith(RELEVANT_PREFIXES) or key in RELEVANT_NAMES:
-            out[key] = REDACTED if value and is_secret_name(key) else value
-    return out
-
-
-def python_options(argv):
-    """What an interpreter makes of its command line (``argv[0]`` is the interpreter):
-    {'flags': single-letter options, 'options': the interpreter's options as separate words
-    (``-u``, ``-X``, ``dev``), 'mode': script|module|code|stdin|interactive|info, 'target':
-    script / module / code, 'args': what follows it}. The one parser of Python command lines:
-    flagtrace's launch side (launch/command.py, launch/remote.py) uses it too."""
-    flags, options = [], []
-    i = 1
-    while i < len(argv):
-        tok = argv[i]
-        if tok == "--":
-            i += 1
-            break
-        if tok == "-" or not tok.startswith("-"):
-            break
-        if tok.startswith("--"):
-            if tok in ("--help", "--version", "--help-env", "--help-xoptions", "--help-all"):
-                return {"flags": flags, "options": options, "mode": "info", "target": tok, "args": list(argv[i + 1:])}
-            options.append(tok)
-            if tok in _LONG_WITH_VALUE and i + 1 < len(argv):
-                i += 1
-                options.append(argv[i])
-            i += 1
-            continue
-        j = 1
-        while j < len(tok):
-            ch = tok[j]
-            if ch in "cm" or ch in _VALUE_OPTIONS:
-                value = tok[j + 1:]
-                if not value:
-                    i += 1
-                    value = argv[i] if i < len(argv) else ""
-                if ch in "cm":
-                    return {"flags": flags, "options": options, "mode": "code" if ch == "c" else "module",
-                            "target": value, "args": list(argv[i + 1:])}
-                options += ["-" + ch, value]
-                break
-            flags.append(ch)
-            options.append("-" + ch)
-            j += 1
-        i += 1
-    if i >= len(argv):
-        return {"flags": flags, "options": options, "mode": "interactive", "target": None, "args": []}
-    if argv[i] == "-":
-        return {"flags": flags, "options": options, "mode": "stdin", "target": "-", "args": list(argv[i + 1:])}
-    return {"flags": flags, "options": options, "mode": "script", "target": argv[i], "args": list(argv[i + 1:])}
 
 
 def _own_argv():
@@ -161,9 +72,10 @@ class _AfterLoad(object):
 class Boot(object):
     """The per-process state of the bootstrap (``sys._flagtrace_boot``)."""
 
-    def __init__(self, run_dir, names):
+    def __init__(self, run_dir, names, env_names=()):
         self.run_dir = run_dir
         self.names = names  # watched module names (full), from $FLAGTRACE_RUN_WATCH
+        self.env = env_matcher(env_names)  # the variables recorded, from $FLAGTRACE_RUN_ENV
         self.tops = set(n.split(".", 1)[0] for n in names)
         self.pending = set(self.tops)  # top-level packages whose first import activates the probe
         self.counter = 0
@@ -206,7 +118,7 @@ class Boot(object):
             "argv": redact_argv(self.argv), "sys_argv": redact_argv(list(getattr(sys, "argv", []))),
             "python": "%d.%d.%d" % tuple(version[:3]) + ("" if version[3] == "final" else version[3][0] + str(version[4])),
             "prefix": sys.prefix, "base_prefix": base, "venv": sys.prefix if sys.prefix != base else None,
-            "cwd": _cwd(), "env": relevant_env(os.environ), "run_dir_env": "FLAGTRACE_RUN_DIR" in os.environ,
+            "cwd": _cwd(), "env": relevant_env(os.environ, self.env), "run_dir_env": "FLAGTRACE_RUN_DIR" in os.environ,
             "mode": self.options["mode"], "target": self.options["target"], "flags": self.options["flags"],
             "forked_from": forked_from,
         }
@@ -410,15 +322,17 @@ def _cwd():
         return None
 
 
-def _watched_names(run_dir):
-    names = os.environ.get("FLAGTRACE_RUN_WATCH")
-    if names is None:
+def _run_setting(run_dir, variable, name):
+    """A comma-separated setting of the run: from the environment, or from the run directory where a
+    process was started with an environment of its own."""
+    words = os.environ.get(variable)
+    if words is None:
         try:
-            with open(os.path.join(run_dir, "watch.txt")) as fh:
-                names = fh.read()
+            with open(os.path.join(run_dir, name)) as fh:
+                words = fh.read()
         except Exception:
-            names = ""
-    return set(n.strip() for n in names.split(",") if n.strip())
+            words = ""
+    return [w.strip() for w in words.split(",") if w.strip()]
 
 
 def _shadowed(here):
@@ -461,7 +375,8 @@ def _main():
     try:
         here = os.path.dirname(os.path.abspath(__file__))
         run_dir = os.environ.get("FLAGTRACE_RUN_DIR") or os.path.dirname(here)
-        boot = Boot(run_dir, _watched_names(run_dir))
+        boot = Boot(run_dir, set(_run_setting(run_dir, "FLAGTRACE_RUN_WATCH", "watch.txt")),
+                    _run_setting(run_dir, "FLAGTRACE_RUN_ENV", "env.txt"))
         sys._flagtrace_boot = boot
         boot.start()
     except BaseException:

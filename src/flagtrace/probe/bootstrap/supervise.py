@@ -22,11 +22,13 @@ import subprocess
 import time
 
 from .. import values
+from ..common.recorded import env_matcher, relevant_env
 from .proctable import ProcTable, is_alive, kill_tree, read_bytes, shebang
-from .sitecustomize import relevant_env
 
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITECUSTOMIZE = os.path.join(PROBE_DIR, "bootstrap", "sitecustomize.py")
+# What the bootstrap calls that flagtrace's own process runs too, written before it (probe/common/__init__.py).
+BOOTSTRAP_PARTS = [os.path.join(PROBE_DIR, "common", name) for name in ("cmdline.py", "recorded.py")] + [SITECUSTOMIZE]
 POLL_S = 0.01
 _OUTPUT_LIMIT = 1 << 20  # of the command's own stdout/stderr kept in the run document
 
@@ -55,27 +57,43 @@ def resolve_command(command, env=None, cwd=None):
     return found
 
 
+def bootstrap_text():
+    """The bootstrap ``sitecustomize`` as one file: probe/common's modules, then bootstrap/sitecustomize.py."""
+    parts = ["# flagtrace-bootstrap: written by flagtrace run from %s\n" % ", ".join(
+        os.path.relpath(p, PROBE_DIR) for p in BOOTSTRAP_PARTS)]
+    for path in BOOTSTRAP_PARTS:
+        with open(path, encoding="utf-8") as fh:
+            parts.append("# --- %s\n%s\n" % (os.path.relpath(path, PROBE_DIR), fh.read()))
+    return "".join(parts)
+
+
 def prepare(run_dir, request):
-    """The run directory: the bootstrap in ``site/``, the request, the watched names."""
+    """The run directory: the bootstrap in ``site/``, the request, the watched names, the variables
+    each process records."""
     site_dir = os.path.join(run_dir, "site")
     os.mkdir(site_dir)
     target = os.path.join(site_dir, "sitecustomize.py")
-    shutil.copyfile(SITECUSTOMIZE, target)
+    with open(target, "w", encoding="utf-8") as fh:
+        fh.write(bootstrap_text())
     # its bytecode for this interpreter now (processes of other versions write theirs once)
     py_compile.compile(target, cfile=importlib.util.cache_from_source(target), doraise=False, quiet=2)
     with open(os.path.join(run_dir, "request.json"), "w", encoding="utf-8") as fh:
         json.dump(request, fh)
     with open(os.path.join(run_dir, "watch.txt"), "w", encoding="utf-8") as fh:
         fh.write(",".join(request["names"]))
+    with open(os.path.join(run_dir, "env.txt"), "w", encoding="utf-8") as fh:
+        fh.write(",".join(request.get("env") or ()))
     return site_dir
 
 
-def environment(run_dir, site_dir, names, base=None):
+def environment(run_dir, site_dir, request, base=None):
+    """The command's environment: the bootstrap first on PYTHONPATH, the run's settings (prepare)."""
     env = dict(os.environ if base is None else base)
     old = env.get("PYTHONPATH")
     env["PYTHONPATH"] = site_dir + (os.pathsep + old if old else "")
     env["FLAGTRACE_RUN_DIR"] = run_dir
-    env["FLAGTRACE_RUN_WATCH"] = ",".join(names)
+    env["FLAGTRACE_RUN_WATCH"] = ",".join(request["names"])
+    env["FLAGTRACE_RUN_ENV"] = ",".join(request.get("env") or ())
     return env
 
 
@@ -93,7 +111,7 @@ def supervise(command, request, timeout, run_dir, env=None, cwd=None, stdin=None
     resolve_command(command, env, cwd)
     request = dict(request, probe_dir=PROBE_DIR)
     site_dir = prepare(run_dir, request)
-    child_env = environment(run_dir, site_dir, request["names"], base=env)
+    child_env = environment(run_dir, site_dir, request, base=env)
     out_path = os.path.join(run_dir, "stdout")
     err_path = os.path.join(run_dir, "stderr")
     proc = table = None
@@ -106,7 +124,9 @@ def supervise(command, request, timeout, run_dir, env=None, cwd=None, stdin=None
                                         start_new_session=True)
             except OSError as exc:
                 raise RunError("cannot start %s: %s" % (command[0], exc.strerror))
-            table = ProcTable(proc.pid, relevant_env=relevant_env, on_env=values.redact_env)
+            matcher = env_matcher(request.get("env") or ())
+            table = ProcTable(proc.pid, relevant_env=lambda environ: relevant_env(environ, matcher),
+                              on_env=values.redact_env)
             if on_start is not None:
                 on_start(proc)
             try:
