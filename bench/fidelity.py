@@ -535,7 +535,50 @@ def combinations(release, rows, count, seed, parallel, log):
     started = time.monotonic()
     analyses = release.traced(fragments, parallel)
     log("combinations traced: %d commands, %.0fs" % (len(fragments), time.monotonic() - started))
-    return check_combinations(release.framework, combos, bare, analyses)
+    return shrink_failing(release, combos, check_combinations(release.framework, combos, bare, analyses),
+                          parallel, log)
+
+
+def _signature(problems):
+    """What a failure is, for shrinking: the kind and field of each problem (not the values)."""
+    return {(p["kind"], p.get("field")) for p in problems}
+
+
+def shrink(combo, problems, attempt):
+    """The smallest part of a failing combination that still fails the same way, found as hypothesis shrinks a
+    list: drop one option at a time, keep the first smaller combination whose problems include one of the
+    original's (kind and field), until no option can go. ``attempt(combos) -> [problems of each]`` resolves a
+    batch (every one-option-smaller combination of a round in one batch). Returns (combo, problems, rounds)."""
+    want = _signature(problems)
+    rounds = 0
+    while len(combo) > 1:
+        smaller = [combo[:i] + combo[i + 1:] for i in range(len(combo))]
+        rounds += 1
+        for candidate, found in zip(smaller, attempt(smaller)):
+            if _signature(found) & want:
+                combo, problems = candidate, found
+                break
+        else:
+            break
+    return combo, problems, rounds
+
+
+def shrink_failing(release, combos, results, parallel, log):
+    """Each failing combination's smallest failing part (``shrunk`` in its result)."""
+    def attempt(smaller):
+        fragments = [fragment(c) for c in smaller]
+        bare, analyses = release.untraced(fragments), release.traced(fragments, parallel)
+        return [r["problems"] for r in check_combinations(release.framework, smaller, bare, analyses)]
+
+    for combo, result in zip(combos, results):
+        if result["problems"] and len(combo) > 1:
+            started = time.monotonic()
+            small, problems, rounds = shrink(combo, result["problems"], attempt)
+            result["shrunk"] = {"options": [r["option"] for r in small], "command": fragment(small),
+                                "problems": problems, "rounds": rounds}
+            log("shrunk %s -> %s (%d rounds, %.0fs)" % (" ".join(result["options"]), " ".join(
+                result["shrunk"]["options"]), rounds, time.monotonic() - started))
+    return results
 
 
 def summary(framework, version, options, rows, combos):
@@ -565,6 +608,8 @@ def render(doc, out):
         for p in row["problems"]:
             out.write("  FAIL %s: %s %s: expected %s, got %s\n" % (
                 " ".join(row["command"]), p["kind"], p.get("field", ""), p.get("expected"), p.get("got")))
+        if row.get("shrunk"):
+            out.write("    smallest failing part: %s\n" % " ".join(row["shrunk"]["command"]))
 
 
 def main(argv=None):
