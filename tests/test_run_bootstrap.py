@@ -213,6 +213,10 @@ def test_python_options(argv, expected):
     (["py", "x.py", "--api-key=sk-123456789", "--hf-token", "hf_abcdefgh", "--token-limit", "5"],
      ["py", "x.py", "--api-key=<redacted>", "--hf-token", "<redacted>", "--token-limit", "5"]),
     (["py", "x.py", "--model", "m", "--api-key"], ["py", "x.py", "--model", "m", "--api-key"]),
+    # a secret-named switch: the option after it is no value (it was hidden, and scrubbed wherever it appeared)
+    (["vllm", "serve", "M", "--allow-credentials", "--data-parallel-rpc-port", "2"],
+     ["vllm", "serve", "M", "--allow-credentials", "--data-parallel-rpc-port", "2"]),
+    (["py", "x.py", "--api-key", "-", "--x"], ["py", "x.py", "--api-key", "<redacted>", "--x"]),
 ])
 def test_argv_redaction(argv, expected):
     assert values.redact_argv(argv) == expected

@@ -6,6 +6,7 @@ import pytest
 pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
+from flagtrace.probe.common.recorded import is_option_word
 from flagtrace.probe.values import REDACTED, describe, is_secret_name, redact_argv, safe_repr  # noqa: E402
 
 json_like = st.recursive(
@@ -34,6 +35,9 @@ def test_redact_argv_keeps_length_and_hides_values_after_secret_flags(argv):
     while i < len(argv) - 1:
         tok = argv[i]
         if tok.startswith("--") and "=" not in tok and is_secret_name(tok):
-            assert out[i + 1] == REDACTED
-            i += 1  # the value is consumed, whatever it looks like
+            if is_option_word(argv[i + 1]):  # a switch (``--allow-credentials``): the next option is no value
+                assert out[i + 1] != REDACTED
+            else:
+                assert out[i + 1] == REDACTED
+                i += 1  # the value is consumed, whatever else it looks like
         i += 1

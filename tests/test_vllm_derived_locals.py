@@ -42,3 +42,34 @@ def test_only_a_local_made_from_one_field_counts():
     assert not {"a", "b", "c", "d", "e", "f", "quantization"} & set(paths)  # quantization: the condition only  # two attributes in one value, or two assignments
     assert "create_model_config" not in paths  # a method called, not a field read
     assert "compilation_config" not in paths  # a held config copied whole is not an engine argument's field
+
+
+BUILDER_0_11 = '''
+class EngineArgs:
+    def create_engine_config(self):
+        if self.eplb_window_size is not None:
+            self.eplb_config.window_size = self.eplb_window_size
+        parallel_config = ParallelConfig(eplb_config=self.eplb_config)
+        speculative_config = self.create_speculative_config()
+        num_lookahead_slots = self.num_lookahead_slots
+        if speculative_config is not None:
+            num_lookahead_slots = speculative_config.num_lookahead_slots
+        mixed = self.g
+        mixed = self.h
+        scheduler_config = SchedulerConfig(num_lookahead_slots=num_lookahead_slots, z=mixed)
+        return VllmConfig(parallel_config=parallel_config, scheduler_config=scheduler_config)
+'''
+
+
+def test_vllm_0_11_deprecated_options_and_a_local_decided_later():
+    """vLLM 0.11.2, found by bench/fidelity.py: ``self.eplb_config.window_size = self.eplb_window_size`` writes the
+    EPLBConfig that ``ParallelConfig(eplb_config=self.eplb_config)`` receives; ``num_lookahead_slots`` is the
+    option's value unless speculative decoding decides another. Both were reported *default*, requests lost."""
+    from flagtrace.probe.adapters.vllm_fields import engine_arg_copies
+
+    holders = {"ParallelConfig": "parallel_config", "EPLBConfig": "parallel_config.eplb_config",
+               "SchedulerConfig": "scheduler_config"}
+    assert engine_arg_copies(BUILDER_0_11, holders) == {"eplb_window_size": ["parallel_config.eplb_config.window_size"]}
+    paths = engine_arg_paths(BUILDER_0_11, holders)
+    assert paths["num_lookahead_slots"] == "scheduler_config.num_lookahead_slots"
+    assert "g" not in paths and "h" not in paths  # two attributes: neither is the source

@@ -175,3 +175,15 @@ def test_an_option_built_into_a_config_inside_a_config_is_its_request(version):
         f = prefetch.field(field)
         assert f["verdict"] == "honoured" and f["final"]["value"] == value, f
         assert f["requested"]["option"] == option
+
+
+@pytest.mark.parametrize("version", [v for v in ("0.11.2", "0.34.0") if v in releases()])
+def test_a_secret_named_switch_does_not_hide_the_next_option(version):
+    """``--allow-credentials`` (a switch whose name reads as a secret) followed by ``--data-parallel-rpc-port 2``:
+    the redaction took ``--data-parallel-rpc-port`` for the switch's value, hid it and scrubbed it from the whole
+    trace, so the field's request read ``<redacted>``. Found by bench/fidelity.py's combinations on 0.11.2."""
+    run = run_vllm(version, [LLAMA31, "--allow-credentials", "--data-parallel-rpc-port", "2"])
+    assert run.rc == 0, run
+    f = run.field("parallel_config.data_parallel_rpc_port")
+    assert f["verdict"] == "honoured" and f["final"]["value"] == 2
+    assert f["requested"]["option"] == f["requested"]["typed"] == "--data-parallel-rpc-port"

@@ -35,12 +35,8 @@ def build_request(opts, asked, profile):
     adapters.check_name(asked.adapter)
     # Framework packages whose first import activates the probe, and the probe-side adapter set-up
     # that then runs (the adapter itself reads the release where the framework is installed).
-    frameworks = adapters.run_frameworks()
-    if asked.adapter == "generic":
-        frameworks = {}
-    elif asked.adapter != "auto":
-        frameworks = {k: v for k, v in frameworks.items() if v["adapter"] == asked.adapter}
-    if asked.adapter == "generic" and not asked.watch:
+    frameworks = {k: v for k, v in adapters.run_frameworks().items() if asked.adapter in ("auto", v["adapter"])}
+    if not frameworks and not asked.watch:  # --adapter generic
         raise FlagtraceError("--adapter generic needs --watch MODULE:CLASS (the config class)", ExitCode.USAGE)
     names = list(frameworks)
     for spec in asked.watch + asked.stop_at:

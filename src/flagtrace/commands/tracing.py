@@ -106,7 +106,7 @@ def prepare_request(adapter, target, asked):
         prepared, models = adapter.prepare(target, asked)
         return prepared, ProbeRequest.build(adapter, prepared, asked, models, user_specs=True), None
     except FlagtraceError as exc:
-        if exc.code != ExitCode.USAGE or asked.via or not hasattr(adapter, "check"):
+        if exc.code != ExitCode.USAGE or asked.via or not adapter.package:  # the generic one: no parser to wait for
             raise
         deferred = exc
     return target, ProbeRequest.build(adapter, target, asked, check=False, input_error=str(deferred),

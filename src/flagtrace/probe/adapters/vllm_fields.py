@@ -161,6 +161,7 @@ def engine_arg_copy_sites(source, holders):
     out = []
     funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] \
         if tree is not None else ()
+    own = _self_holders(tree, holders, held) if tree is not None else {}
     for func in funcs:
         locals_ = None
         guarded = _guarded_constants(func)
@@ -172,9 +173,9 @@ def engine_arg_copy_sites(source, holders):
             if root is None or len(attrs) < (2 if root == "self" else 1):
                 continue
             if root == "self":
-                if attrs[0] not in held:
+                if attrs[0] not in own:
                     continue
-                path = ".".join(attrs)
+                path = ".".join([own[attrs[0]]] + attrs[1:])
             else:
                 if locals_ is None:
                     locals_ = _local_holders(func, holders, held)
@@ -184,6 +185,21 @@ def engine_arg_copy_sites(source, holders):
             attr = _read_attr(node.value) or guarded.get(id(node))
             if attr and attr not in held:  # not a held config's own field read back
                 out.append((attr, path, node.lineno, getattr(node, "end_lineno", None) or node.lineno))
+    return out
+
+
+def _self_holders(tree, holders, held):
+    """EngineArgs attribute -> the VllmConfig path of the config it holds: one of VllmConfig's own names
+    (``self.structured_outputs_config``), or one handed to a config's constructor
+    (``ParallelConfig(eplb_config=self.eplb_config)``: ``self.eplb_config.window_size = self.eplb_window_size``
+    writes ``parallel_config.eplb_config.window_size``, vLLM 0.11.2)."""
+    out = {path: path for path in held}
+    for node, _, prefix in _config_calls(tree, holders):
+        for kw in node.keywords:
+            attr = _self_attr(kw.value) if kw.arg else None
+            path = kw.arg if not prefix else prefix + "." + kw.arg if kw.arg else None
+            if attr and path in held:
+                out.setdefault(attr, path)
     return out
 
 
@@ -200,25 +216,32 @@ def _guarded_constants(func):
 
 
 def _derived_locals(func):
-    """Local name -> the one EngineArgs attribute its value comes from, in one builder function:
-    every assignment of the name reads that attribute (``x = convert(self.a, model_config)``), and
-    only that one (a name assigned from two attributes, or from none, is left out)."""
-    reads = {}
+    """Local name -> the one EngineArgs attribute its value comes from, in one builder function: its first
+    assignment that is not a constant reads that attribute (``x = convert(self.a, model_config)``), and no later one reads another.
+    A later constant or a value read from elsewhere is a decision about it, not another source
+    (``n = self.num_lookahead_slots``, then ``if spec: n = speculative_config.num_lookahead_slots``, vLLM
+    0.11.2). A name assigned from two attributes, first from none, or augmented is left out."""
+    assigned = {}
     for node in ast.walk(func):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
                 name = targets[0].id
-                if isinstance(node.value, ast.Constant):  # a later decision (``x = True``): not another source
-                    reads.setdefault(name, set())
-                    continue
-                attr = _read_attr(node.value)
-                if attr is None and name in _self_reads(node.value):
-                    attr = name  # named after the attribute it falls back from: x = (self.x or self.rank is not None)
-                reads.setdefault(name, set()).add(attr)
+                if isinstance(node.value, ast.Constant):
+                    attr = "="  # a decision (``x = True``)
+                else:
+                    attr = _read_attr(node.value)
+                    if attr is None and name in _self_reads(node.value):
+                        attr = name  # named after the attribute it falls back from: x = (self.x or self.rank is not None)
+                assigned.setdefault(name, []).append((node.lineno, attr))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            reads.setdefault(node.target.id, set()).add(None)
-    return {name: attrs.pop() for name, attrs in reads.items() if len(attrs) == 1 and None not in attrs}
+            assigned.setdefault(node.target.id, []).append((0, "+="))
+    out = {}
+    for name, sites in assigned.items():
+        reads = [attr for _, attr in sorted(sites, key=lambda site: site[0]) if attr != "="]
+        if reads and reads[0] not in ("+=", None) and not set(reads[1:]) - {None, reads[0]}:
+            out[name] = reads[0]
+    return out
 
 
 def _self_reads(node):

@@ -16,12 +16,27 @@ def is_secret_name(name):
     return bare in ("key", "token") or bare.endswith(("_key", "_token"))
 
 
+def is_option_word(tok):
+    """A word that argparse reads as an option, not as a value: ``-x``, ``--x``, but not ``-1`` or ``-``."""
+    if not tok.startswith("-") or tok == "-":
+        return False
+    try:
+        float(tok)
+        return False
+    except ValueError:
+        return True
+
+
 def redact_argv(argv, remember=None):
     """``argv`` with the value of ``--api-key X`` / ``--api-key=X`` replaced; ``remember(value)`` is called
-    with each value hidden (the probe scrubs it wherever else it appears)."""
+    with each value hidden (the probe scrubs it wherever else it appears). The word after a secret-named
+    option that is itself an option is not its value: ``--allow-credentials --port 2`` is a switch, then
+    ``--port``."""
     out = []
     hide_next = False
     for tok in argv:
+        if hide_next and is_option_word(tok):
+            hide_next = False
         if hide_next:
             if remember is not None:
                 remember(tok)
