@@ -13,6 +13,7 @@ class FrameworkAdapter(Adapter):
     # Other programs' modules whose ``python -m`` runs this framework's resolution (NVIDIA Dynamo's worker
     # ``dynamo.vllm``): followed through their own code as any entry point is.
     wrapper_modules = ()
+
     @property
     def package(self):
         return self.name  # also the adapter's name
