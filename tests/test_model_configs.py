@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from flagtrace import modelconfigs
+from flagtrace.probe import modelconfigs
 from flagtrace.exitcodes import ExitCode, FlagtraceError
 from ft_support import ROOT, run_cli, run_sub
 from hub_support import COMMIT, loopback_hub
@@ -103,7 +103,7 @@ def test_a_renamed_hub_id_finds_the_config_under_its_new_name():
 
 
 def test_the_catalog_is_package_data_and_the_repository_folder_links_to_it():
-    assert MODELS == os.path.join(os.path.dirname(modelconfigs.__file__), "models")
+    assert MODELS == os.path.join(os.path.dirname(os.path.dirname(modelconfigs.__file__)), "models")
     assert os.path.realpath(os.path.join(ROOT, "models")) == os.path.realpath(MODELS)
 
 

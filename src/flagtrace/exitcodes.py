@@ -1,22 +1,5 @@
-"""Exit codes, as DESIGN.md fixes them. Every exit path uses these."""
-import enum
+"""Exit codes, as DESIGN.md fixes them: defined in probe/exitcodes.py, which the probe's own code
+(the model catalog, probe/modelconfigs.py) raises with too."""
+from .probe.exitcodes import ExitCode, FlagtraceError
 
-
-class ExitCode(enum.IntEnum):
-    OK = 0  # resolved; nothing explicitly requested was overridden (or not asked to care)
-    OVERRIDDEN = 1  # check / --strict: an explicit request was overridden or an --expect failed
-    TARGET_RAISED = 2  # the target's own resolution raised (or its argument parser refused)
-    CANNOT_RUN = 3  # flagtrace could not run the target or read its trace
-    USAGE = 64  # flagtrace was called wrongly
-    INTERNAL = 70  # a flagtrace bug: one line, the traceback saved to a file (never 1: CI reads 1 as "overridden")
-    INTERRUPTED = 130
-
-
-class FlagtraceError(Exception):
-    """One clear line for the user, and the exit code that goes with it."""
-
-    def __init__(self, message, code=ExitCode.CANNOT_RUN, detail=None):
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.detail = detail  # extra lines (e.g. the tail of the target's stderr)
+__all__ = ["ExitCode", "FlagtraceError"]

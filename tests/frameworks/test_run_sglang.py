@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 
-from flagtrace import modelconfigs
+from flagtrace.probe import modelconfigs
 from sglang_support import ROOT, python_for
 
 VERSION = "0.5.11"
@@ -103,3 +103,28 @@ def test_run_a_script_naming_a_model_nothing_here_has_says_what_to_give():
                     "from the Hugging Face hub: give a folder holding its config.json (weights are not needed) or "
                     "--model-config ID|DIR, or let it reach the hub (HF_ENDPOINT can name a mirror; HF_HUB_OFFLINE "
                     "unset)"} in error["hints"]
+
+
+def test_run_via_stands_in_a_model_from_the_remote_hugging_face_cache(tmp_path):
+    """--via ships the probe with its model stand-ins (probe/modelconfigs.py): the remote host's own
+    Hugging Face cache answers for a hub id its launch script names ('env' is the transport, as
+    docker exec passes argv on; the catalog stays on this machine)."""
+    python_for(VERSION)
+    snapshot = tmp_path / "hf" / "hub" / "models--acme--Llama-8B" / "snapshots" / "0123abc"
+    snapshot.mkdir(parents=True)
+    with open(os.path.join(modelconfigs.MODELS, "llama-3-8b", "config.json"), "rb") as fh:
+        (snapshot / "config.json").write_bytes(fh.read())
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "run", "--gpu", "H100", "--format", "json",
+                           "--via", "env HF_HOME=%s" % (tmp_path / "hf"), "--",
+                           "bash", os.path.join(ROOT, "tests/scripts/sglang_launch_hub_id.sh"), "acme/Llama-8B"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [server] = [p for p in json.loads(proc.stdout)["processes"]
+                if p["kind"] == "python" and "sglang.launch_server" in p["argv"]]
+    analysis = server["analysis"]
+    assert server["status"] == "resolved" and analysis["error"] is None
+    assert analysis["inputs"] == ["--model-path acme/Llama-8B → its config.json in the local Hugging Face cache (%s)"
+                                  % snapshot]
+    fields = {f["field"]: f for f in analysis["fields"]}
+    assert fields["model_path"]["final"]["value"] == str(snapshot)
+    assert fields["page_size"]["final"]["value"] == 64

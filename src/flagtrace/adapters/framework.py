@@ -3,7 +3,7 @@ check the command before a multi-second import, and ask the probe for the adapte
 import dataclasses
 import os
 
-from .. import modelconfigs
+from ..probe import modelconfigs
 from .base import Adapter
 from .modelpath import option_value
 

@@ -6,7 +6,8 @@ import os
 import subprocess
 import sys
 
-from .. import __version__, gpus, modelconfigs
+from .. import __version__, gpus
+from ..probe import modelconfigs
 from ..adapters import ADAPTERS, choose_adapter
 from ..exitcodes import ExitCode, FlagtraceError
 from ..launch.command import parse_command

@@ -3,7 +3,7 @@ each hub id, its folder, its model_type and architecture, and the old ids the hu
 import json
 import os
 
-from .. import modelconfigs
+from ..probe import modelconfigs
 from ..exitcodes import ExitCode
 
 HELP = "list the bundled model configs a hub id or foreign path finds"

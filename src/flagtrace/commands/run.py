@@ -47,8 +47,9 @@ def build_request(opts, asked, profile):
                "user_specs": list(asked.watch + asked.stop_at), "frameworks": frameworks,
                "names": names, "live": bool(opts.live), "adapter": asked.adapter,
                "env": adapters.env_patterns(),  # the variables each process records
-               # models stood in where each framework process starts (with --via: the remote's, as typed)
-               "models": None if asked.via else {"explicit": asked.model_config, "offline": asked.offline}}
+               # models stood in where each framework process starts (probe/modelconfigs.py; with --via on the
+               # remote host: its paths, its Hugging Face cache and hub, not this machine's catalog)
+               "models": {"explicit": asked.model_config, "offline": asked.offline}}
     if profile is not None:
         request["gpu"] = profile
     return request

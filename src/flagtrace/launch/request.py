@@ -4,7 +4,7 @@ JSON (to_json). The launchers add where the run's files go (local.py, remote.py,
 ``flagtrace run``'s request, for a whole process tree, is its own (commands/run.py)."""
 import dataclasses
 
-from .. import modelconfigs
+from ..probe import modelconfigs
 
 SCHEMA = "flagtrace/request@1"
 

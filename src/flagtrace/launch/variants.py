@@ -11,7 +11,7 @@ import threading
 import time
 
 from .. import __version__
-from ..modelconfigs import model_inputs
+from ..probe.modelconfigs import model_inputs
 from ..cachefiles import cache_folder, write_whole
 from ..exitcodes import FlagtraceError
 from ..probe.bootstrap.proctable import read_bytes

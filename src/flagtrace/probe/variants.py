@@ -42,6 +42,7 @@ import threading
 import time
 
 from .base_fork import BaseFork, profile_key
+from .files import write_whole
 
 SUMMARY = "flagtrace/variants@1"
 
@@ -173,14 +174,7 @@ def _remember(path, names):
     known = set(_read_lines(path))
     if set(names) <= known:
         return
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        partial = "%s.%d" % (path, os.getpid())
-        with open(partial, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(sorted(known | set(names))) + "\n")
-        os.replace(partial, path)
-    except OSError:
-        pass
+    write_whole(path, lambda fh: fh.write("\n".join(sorted(known | set(names))) + "\n"), quiet=True, make_folder=True)
 
 
 def _cannot_fork():

@@ -127,13 +127,14 @@ def add(boot, name):
 
 def _stand_in_models(probe, spec):
     """The models this framework process names, stood in as ``flagtrace explain`` does
-    (modelconfigs.py): its sys.argv rewritten before the framework parses it, what stood in for
+    (probe/modelconfigs.py): its sys.argv rewritten before the framework parses it, what stood in for
     what kept as the request's ``inputs``. A model nothing here has is left as typed."""
     asked = probe.request.get("models")
     if not spec or not asked:
         return
+    from .. import modelconfigs
+
     try:
-        modelconfigs = _tool_module("modelconfigs")
         args, found = modelconfigs.substitute_command(sys.argv[1:], spec, asked.get("explicit"), asked.get("offline"))
     except Exception:  # noqa: BLE001 - unknown model, unreadable catalog: the framework reads it as typed
         return
@@ -141,17 +142,6 @@ def _stand_in_models(probe, spec):
         sys.argv[1:] = args
         probe.request.update(modelconfigs.into_request(probe.request, found))
         probe.setup(["remote_code"])
-
-
-def _tool_module(name):
-    """A module of flagtrace's own package, the probe's parent folder, loaded under a private name
-    as the probe is (loader.py): nothing is added to sys.path."""
-    import importlib
-
-    from .loader import load_probe
-
-    load_probe(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "_flagtrace_tool")
-    return importlib.import_module("_flagtrace_tool." + name)
 
 
 def forked(boot):

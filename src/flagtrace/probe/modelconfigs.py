@@ -18,8 +18,12 @@ import urllib.parse
 import urllib.request
 
 from .exitcodes import ExitCode, FlagtraceError
+from .files import write_whole
 
-MODELS = os.environ.get("FLAGTRACE_MODELS") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+# Package data beside the probe (src/flagtrace/models); with --via only probe/ travels: the remote side has the
+# Hugging Face cache and the hub, not this catalog.
+MODELS = os.environ.get("FLAGTRACE_MODELS") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,8 +202,6 @@ def _fetch(model_id, option, typed, offline, said):
     if not commit.replace("-", "").replace("_", "").replace(".", "").isalnum():
         commit = "main"
     snapshot = os.path.join(repo, "snapshots", commit)
-    from .cachefiles import write_whole
-
     try:
         write_whole(os.path.join(snapshot, "config.json"), lambda fh: fh.write(body.decode("utf-8")), make_folder=True)
         write_whole(os.path.join(repo, "refs", "main"), lambda fh: fh.write(commit), make_folder=True)
