@@ -16,6 +16,8 @@ path, the home folder ``~``) and rewrites every block marked with that name. Wit
 samples and where they are used; ``--all`` runs every one (each SGLang or vLLM run imports torch: 10-20 s).
 Run them one at a time: the timings some samples show are the machine's.
 
+``--check`` runs them and rewrites nothing: it prints where a page's block differs from what its command
+prints today (pids and timings aside) and exits 1 (tests/test_samples.py, tests/frameworks/test_samples_sglang.py).
 tests/test_readme.py checks that every marked block names a sample listed here and opens with its command.
 """
 import argparse
@@ -90,7 +92,7 @@ SAMPLES = {
     "check-expect": Sample(
         "flagtrace check --gpu H100 --expect attention_backend=fa3 --expect page_size=64 --strict -- \\\n"
         "      .envs/sglang/0.5.11/bin/python -m sglang.launch_server --model-path models/llama-3-8b --page-size 64",
-        needs=".envs/sglang/0.5.11", cut=[(r"^Resolved:", r"^HONOURED")]),
+        needs=".envs/sglang/0.5.11", cut=[(r"^DECIDED", r"^HONOURED"), (r"^ENVIRONMENT", r"^PASS")]),
     "diff-env": Sample(
         "flagtrace diff --env APP_WORKERS=4 --watch env_config:WorkerConfig -- "
         "python3 tests/examples/env_config.py --sparse"),
@@ -145,12 +147,43 @@ def run(name):
     if sample.needs and not os.path.exists(os.path.join(ROOT, sample.needs)):
         raise SystemExit("samples: %s needs %s (make sglang-env / make vllm-env builds it)" % (name, sample.needs))
     argv, env = sample.argv()
-    environ = dict(os.environ, FLAGTRACE_ENVS=os.environ.get("FLAGTRACE_ENVS", os.path.join(ROOT, ".envs")), **env)
+    # This machine's variables that reports show (HF_*, CUDA_VISIBLE_DEVICES, SGLANG_*, ...) stay out: a sample
+    # shows what its own line sets.
+    from flagtrace.adapters import env_patterns
+    from flagtrace.probe.common.recorded import env_matcher, is_relevant
+
+    matcher = env_matcher(env_patterns())
+    environ = {k: v for k, v in os.environ.items() if not is_relevant(k, matcher)}
+    environ.update(FLAGTRACE_ENVS=os.environ.get("FLAGTRACE_ENVS", os.path.join(ROOT, ".envs")), **env)
     proc = subprocess.run(argv, cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, timeout=900)
     lines = [l.rstrip() for l in sanitize(proc.stdout).rstrip("\n").split("\n")]
     body = "$ " + sample.shown + "\n" + "\n".join(trim(sample, lines))
     return body, proc.returncode
+
+
+# What differs from one run to the next: process ids, durations, and the rules whose width follows them.
+VOLATILE = re.compile(r"(?<=\bpid )\d+|(?<=\bppid )\d+|\b\d+(?:\.\d+)? ?(?:ms|s|min)\b|─{2,}")
+
+
+def drift(name, body):
+    """[(page, first differing line of the page's block, today's line)] where a page's block of
+    ``name`` is not ``body`` (VOLATILE masked)."""
+    def masked(lines):
+        return [VOLATILE.sub("#", l).rstrip() for l in lines]
+
+    today = body.split("\n")
+    out = []
+    for path in pages():
+        for block, first, _, shown in blocks(open(path, encoding="utf-8").read()):
+            if block != name or masked(shown) == masked(today):
+                continue
+            a, b = masked(shown), masked(today)
+            i = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+            out.append(("%s:%d" % (os.path.relpath(path, ROOT), first + 3 + i),
+                        shown[i] if i < len(shown) else "(the block ends)",
+                        today[i] if i < len(today) else "(the output ends)"))
+    return out
 
 
 def pages():
@@ -218,6 +251,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help="the samples to regenerate")
     p.add_argument("--all", action="store_true", help="regenerate every sample")
+    p.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 where a page differs from today's run")
     opts = p.parse_args(argv)
     names = list(SAMPLES) if opts.all else opts.names
     unknown = [n for n in names if n not in SAMPLES]
@@ -231,11 +265,17 @@ def main(argv=None):
         for name in SAMPLES:
             print("%-26s %s" % (name, ", ".join(used.get(name, ["(not used)"]))))
         return 0
+    drifted = 0
     for name in names:
         body, code = run(name)
+        if opts.check:
+            for where, shown, today in drift(name, body):
+                drifted += 1
+                print("samples: %s drifted at %s\n  page:  %s\n  today: %s" % (name, where, shown, today))
+            continue
         where = rewrite(name, body)
         print("samples: %s (exit %d) -> %s" % (name, code, ", ".join(where) or "no page marks it"))
-    return 0
+    return 1 if drifted else 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
 """The README is a front door and the docs are a site: their shape, links and samples (no framework needed).
 
 What this does not check: that a sample's output is what its command prints today (scripts/samples.py
-regenerates a sample from a real run; nothing here runs one), nor the anchors of the README's and
+regenerates a sample from a real run; tests/test_samples_drift.py and its frameworks twin run them), nor the anchors of the README's and
 CONTRIBUTING.md's links (mkdocs build --strict checks those of docs/, below and in make docs)."""
-import importlib.util
 import os
 import re
 import subprocess
@@ -12,17 +11,12 @@ import tempfile
 
 import pytest
 
+from samples_support import samples_module
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 MACHINE_PATHS = re.compile(r"(?<![\w.~-])/(?:work|tmp|root|home)/")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
-
-
-def _samples():
-    spec = importlib.util.spec_from_file_location("flagtrace_samples", os.path.join(ROOT, "scripts", "samples.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _read(path):
@@ -92,7 +86,7 @@ def test_no_link_leaves_the_repository():
 
 
 def test_sample_blocks_name_a_listed_command():
-    samples = _samples()
+    samples = samples_module()
     used = {}
     for path in _pages():
         for name, _, _, body in samples.blocks(_read(path)):
@@ -103,7 +97,7 @@ def test_sample_blocks_name_a_listed_command():
 
 
 def test_sample_markers_are_checked():
-    samples = _samples()
+    samples = samples_module()
     good = "<!-- sample: gpus -->\n```text\n$ flagtrace gpus\nNAME\n```\n<!-- /sample -->\n"
     assert [b[0] for b in samples.blocks(good)] == ["gpus"]
     for bad in ("<!-- sample: gpus -->\n```text\n$ flagtrace gpus\n```\n",
@@ -114,7 +108,7 @@ def test_sample_markers_are_checked():
 
 
 def test_sample_output_is_trimmed_and_freed_of_machine_paths():
-    samples = _samples()
+    samples = samples_module()
     sample = samples.Sample("flagtrace x", cut=[("^B", "^D"), ("^F", None)], head=4)
     lines = samples.trim(sample, ["A", "B", "C", "", "D", "E", "F", "G"])
     assert lines == ["A", "  …", "", "D", "…"]
