@@ -1,5 +1,8 @@
-"""JSON report: the analysis document as it is (``flagtrace/analysis@1``)."""
+"""JSON report: the analysis document as it is (``flagtrace/analysis@1``); for ``why``, its one field
+(``flagtrace/why@1``)."""
 import json
+
+WHY_SCHEMA = "flagtrace/why@1"
 
 
 def dumps(doc):
@@ -14,5 +17,5 @@ def write(doc, sink):
 def render(doc, sink, options):
     """why: only the field's history; every other verb: the whole document."""
     if options.get("verb") == "why":
-        doc = {"schema": doc["schema"], "field": doc["field"]}
+        doc = {"schema": WHY_SCHEMA, "field": doc["field"]}
     write(doc, sink)

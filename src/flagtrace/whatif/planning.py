@@ -40,7 +40,7 @@ def side_command(command, python):
     console script (``sglang serve``) the script of the same name beside it."""
     if not command:
         return command
-    if is_python_path(command[0]) or os.path.basename(command[0]).startswith("python"):
+    if is_python_path(command[0]):
         return [python] + list(command[1:])
     script = os.path.join(os.path.dirname(python), os.path.basename(command[0]))
     if not os.path.exists(script):
