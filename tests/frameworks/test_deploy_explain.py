@@ -51,6 +51,18 @@ def test_the_production_stack_chart_explained_with_its_image_release_and_gpu():
 
 
 @needs
+def test_check_f_with_one_command_checks_its_expectations():
+    """check -f FILE naming one command is check of that command (not the gate): its --expect, its exit."""
+    manifest = os.path.join(MANIFESTS, "vllm-production-stack.yaml")
+    r = flagtrace(["check", "-f", manifest, "--gpu", "H100", "--expect", "model_config.max_model_len=4096",
+                   "--expect", "cache_config.enable_prefix_caching=True", "--format", "json"])
+    assert r.rc == ExitCode.OVERRIDDEN, r  # the chart appends --no-enable-prefix-caching
+    assert [(e["field"], e["ok"]) for e in r.doc["expectations"]] == [("model_config.max_model_len", True),
+                                                                      ("cache_config.enable_prefix_caching", False)]
+    assert r.doc["deployment"]["release"] == "vllm==" + VLLM
+
+
+@needs
 def test_release_overrides_the_tag_and_a_refused_flag_is_the_parsers_error():
     """The same chart on vLLM 0.25.1 (--release): --disable-log-requests is gone there; vLLM's own parser
     refuses it (exit 2) and the deployment finding says where it went."""

@@ -23,6 +23,7 @@ def run(req):
     if found is not None and (opts.lock or len(opts.file) > 1 or len(found) > 1):
         return deployment.run_gate(opts, found, req.asked, req.out, req.err)
     take(req, found)
+    req.prepared = True  # explained() must not take the launch again
 
     def document(analysis):
         results = evaluate_expectations(analysis, opts.expect)
