@@ -2,7 +2,9 @@
 docker run lines (tests/manifests/, sources in SOURCES.md), each framework container one launch with its
 argv, env, GPU count, release from the image tag and each token's origin; what the deployment layers did,
 checked against the release's flag table. Nothing runs here (tests/frameworks/test_deploy_explain.py does)."""
+import json
 import os
+import sys
 
 import pytest
 
@@ -203,3 +205,21 @@ def test_an_undefined_variable_is_one_line_exit_64(tmp_path):
     r = run_sub(["explain", "-f", str(path)])
     assert_clear_error(r, ExitCode.USAGE, "Pod/p container s: the container's env does not define $(MODEL_DIR) "
                                           "(pod.yaml:8) (Kubernetes passes it on as typed)")
+
+
+def test_a_gate_whose_interpreter_lacks_the_framework_fails_each_row_and_builds_nothing(tmp_path):
+    """check -f --python PY, where PY has no SGLang: a failed row per command with explain's reason (was: the
+    whole gate ended, 'the variant runner ended after 0 of 2 resolutions'), and no release built for the tags."""
+    for name in ("a", "b"):
+        (tmp_path / ("%s.yaml" % name)).write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers:\n    - name: srv\n"
+            "      image: lmsysorg/sglang:v0.5.11\n"
+            "      command: [python3, -m, sglang.launch_server, --model-path, models/llama-3-8b]\n" % name)
+    envs = tmp_path / "envs"
+    r = run_sub(["check", "--python", sys.executable, "--format", "json", "-f", str(tmp_path / "a.yaml"),
+                 str(tmp_path / "b.yaml")], timeout=300, env={"FLAGTRACE_ENVS": str(envs)})
+    assert r.rc == ExitCode.CANNOT_RUN, r
+    doc = json.loads(r.out)
+    assert [row["status"] for row in doc["rows"]] == ["failed", "failed"]
+    assert doc["rows"][0]["message"].startswith("SGLang is not installed for %s; add --release sglang==" % sys.executable)
+    assert not envs.exists()

@@ -2,8 +2,11 @@
 the command with a flag set, removed or an environment variable given, who decided each, and the
 first thing that went differently."""
 import json
+import sys
 
 from ft_support import PY, example, line_of, run_sub
+
+from flagtrace.exitcodes import ExitCode
 
 SCRIPT = "env_config.py"
 WATCH = "env_config:WorkerConfig"
@@ -152,3 +155,11 @@ def test_diff_and_matrix_in_markdown(no_leftovers):
     cells = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type in ("th_open", "td_open")]
     assert cells == ["gpu", "flags", "workers", "(this machine)", "(as typed)", "`2`", "(this machine)", "`--safe`",
                      "`1`\\*"]
+
+
+def test_an_interpreter_without_the_framework_is_said_as_explain_says_it():
+    """The import every side forks from ends at once: its own reason, not 'the variant runner ended'."""
+    r = run_sub(["diff", "--gpu", "H100", "--gpu", "A100", "--", sys.executable, "-m", "sglang.launch_server",
+                 "--model-path", "models/llama-3-8b"], timeout=300)
+    assert r.rc == ExitCode.CANNOT_RUN, r
+    assert r.err.startswith("flagtrace: SGLang is not installed for %s; add --release sglang==" % sys.executable), r

@@ -88,18 +88,21 @@ def command_of(launch, python, release_python):
     return side_command(launch.argv, chosen)
 
 
-def release_pythons(items, release_opts, offline, err):
-    """{release: interpreter} for each launch's release (``--release`` overrides the tags): built once each."""
+def release_pythons(items, release_opts, offline, err, python=None):
+    """{release: interpreter} for each launch's release (``--release`` overrides the tags): built once each;
+    none with ``python`` (--python: that interpreter runs them all), none for a launch that will not run."""
     from ..envs.build import builder_for
     from ..envs.release import parse_release
 
     if len(release_opts) > 1:
         raise FlagtraceError("-f takes one --release (it overrides every image tag)", ExitCode.USAGE)
+    if python:
+        return {}
     builder = builder_for(err, offline=offline)
     out = {}
     for launch in items:
         release = release_opts[0] if release_opts else launch.release
-        if release and release not in out and not launch.wrapper:
+        if release and release not in out and not launch.wrapper and not launch.problem:
             out[release] = builder.interpreter(parse_release(release))
     return out
 
@@ -123,7 +126,7 @@ def resolve_all(opts, items, asked, err, twice=False):
     from ..launch.command import parse_command
     from ..launch.variants import Variant
 
-    pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err)
+    pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err, opts.python)
     groups, keys, out = {}, [], []
     for launch in items:
         row = {"source": launch.source, "name": launch.name, "image": launch.image,

@@ -33,7 +33,7 @@ class Variant:
 @dataclasses.dataclass
 class VariantResult:
     variant: Variant
-    status: str  # "ran" | "timeout" | "unshared" (another GPU this import cannot stand for) |
+    status: str  # "ran" | "timeout" | "failed" (its import failed: why) | "unshared" (another GPU this import cannot stand for) |
     # "alone" (the importing process could not be forked faithfully: a process of its own, see why)
     returncode: object  # int, or None after a timeout
     seconds: float

@@ -7,8 +7,10 @@ import json
 import os
 
 from .. import gpus
+from ..analysis import verdict
 from ..cachefiles import write_whole
-from ..launch.variants import VariantSession, imports_cache
+from ..exitcodes import FlagtraceError
+from ..launch.variants import VariantResult, VariantSession, imports_cache
 from .planning import gpu_request
 from .results import _analysis, analysis
 
@@ -21,7 +23,8 @@ def resolve(groups, timeout, err, noun, again=None, tolerant=False):
     (probe/variants.py); those that cannot share run in an import of their own. Children run as
     many at once as there are cores. ``again(plan, result, analysis)`` may return a Variant to
     resolve instead, in the same import (a flag translated). ``tolerant``: a variant flagtrace cannot explain
-    (refused, timed out, no trace) is ``{"status": "refused", "message": ...}`` instead of ending all."""
+    (refused, timed out, no trace, an import that failed) is ``{"status": "refused", "message": ...}`` instead of
+    ending all."""
     for _, gpu, _ in groups:  # an unknown profile is a usage error before anything starts
         if gpu is not None:
             gpus.choose(gpu)
@@ -36,9 +39,23 @@ def resolve(groups, timeout, err, noun, again=None, tolerant=False):
             err.flush()
 
     def run(key, plan, gpu, variants, parallel):
+        try:
+            return resolve_job(key, plan, gpu, variants, parallel)
+        except FlagtraceError as exc:  # the import itself failed (no framework there, ...): every variant of it
+            if not tolerant:
+                raise
+            last = [line.strip() for line in (exc.detail or "").splitlines() if line.strip()]
+            message = exc.message + (": %s" % last[-1] if last else "")
+            return [(VariantResult(v, "failed", None, 0.0, None, b"", why=message),
+                     {"status": "refused", "message": message}) for v in variants]
+
+    def resolve_job(key, plan, gpu, variants, parallel):
         with VariantSession(plan.target, gpu_request(plan, gpu), timeout, env=plan.env, preimport=plan.preimport,
                             expected=2 * len(variants), parallel=parallel) as session:
-            results = session.run(variants, lambda count, _total: progress(key, count))
+            try:
+                results = session.run(variants, lambda count, _total: progress(key, count))
+            except FlagtraceError as exc:
+                raise _why_ended(session) or exc
             out = []
             for result in results:
                 if result.status == "unshared":
@@ -86,6 +103,14 @@ def resolve(groups, timeout, err, noun, again=None, tolerant=False):
     if err.isatty():
         err.write("\r\033[K")
     return [outcomes[job][position] for job, position, _ in slots]
+
+
+def _why_ended(session):
+    """Why the import every variant forks from ended, where its trace says (no framework for that
+    interpreter, an unsupported release), as ``explain`` says it (verdict.gate); else None."""
+    result = (session.outcome or (None, None))[0]
+    stop = verdict.gate(result.trace, died=False) if result is not None and isinstance(result.trace, dict) else None
+    return FlagtraceError(stop.message) if stop else None
 
 
 class _Apart:
