@@ -60,6 +60,7 @@ def test_lock_and_gate_on_sglang_follow_their_schemas(tmp_path):
     good, bad = doc["rows"]
     assert (good["status"], good["exit"], bad["status"], bad["exit"]) == ("resolved", 1, "error", 2)
     assert good["drift"] == [{"field": "page_size", "locked": "16", "now": "32", "by": "asked for with --page-size"}]
+    assert "drift" not in bad  # never locked because it raises: its error fails the row, no '(command)' drift
     assert good["deployment"]["release"] == "sglang==0.5.11"
     assert [f["option"] for f in bad["deployment"]["findings"]] == ["--no-such-flag"]
     for broken in (dict(doc, extra=1), dict(doc, rows=[dict(good, status="drifted")])):

@@ -207,7 +207,7 @@ def run_gate(opts, items, asked, out, err, lock_out=None):
                        message=error_line(error, analysis) if error else "")
             if lock_out is not None and not error:
                 entries[launch.describe()] = _lock_entry(launch, analysis, again)
-            if locked is not None:
+            if locked is not None and not error:  # a command that raises is never locked: its row fails as is
                 drift = _drift(locked.get(launch.describe()), analysis)
                 if drift:
                     row["drift"] = drift
