@@ -1,6 +1,7 @@
 """The example programs traced for real through the CLI, with exact findings (JSON reports)."""
 import json
 import os
+import tempfile
 
 import pytest
 
@@ -518,3 +519,16 @@ def test_enum_fields_are_values_listed_with_their_verdicts():
     level = field(doc, "level")
     assert (level["verdict"], level["final"]["repr"]) == ("overridden", "Level.O0")
     assert level["changes"][-1]["line"] == line_of("enum_fields.py", "self.level = Level.O0")
+
+
+def test_the_targets_temporary_files_are_removed_and_named_as_its_own(tmp_path):
+    """A program stopped before it serves never removes the temporary files it made at start: they are made
+    in the run's own folder (removed with it; probe/tempdir.py), and the trace names the folder the program
+    would have used."""
+    r = run_cli(["explain", "--format", "json", "--watch", "temp_files:ServerConfig", "--stop-at", "temp_files:serve",
+                 "--", PY, example("temp_files.py")])
+    assert r.rc == 0, r
+    fields = {f["field"]: f["final"]["value"] for f in r.doc["fields"]}
+    for name, prefix in (("log_config", "tmp"), ("metrics_dir", "metrics_")):
+        assert os.path.dirname(fields[name]) == tempfile.gettempdir(), fields
+        assert os.path.basename(fields[name]).startswith(prefix) and not os.path.exists(fields[name])

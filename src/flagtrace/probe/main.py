@@ -11,7 +11,7 @@ import runpy
 import sys
 import traceback
 
-from . import hooks
+from . import hooks, tempdir
 from .imports import PostImportHooks
 from .mainmodule import MainModuleHooks
 from .recorder import Recorder, frame_info
@@ -38,6 +38,7 @@ class Probe:
 
     # -- setup --------------------------------------------------------------------
     def install(self):
+        tempdir.redirect(self.request)
         if not self.request.get("observe", True):
             # Simulation only, nothing recorded: the baseline that benchmarks compare against.
             self.trace.logging_on = False

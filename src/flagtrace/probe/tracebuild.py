@@ -11,6 +11,7 @@ import traceback
 
 from .recorder import _MISSING, field_items, frame_info, outer_frames, scalar_locals
 from .values import describe, redact_argv, redact_env, safe_repr, scrub
+from .tempdir import unalias
 
 SCHEMA = "flagtrace/trace@2"
 _MAX_EVENTS = 200000
@@ -454,7 +455,7 @@ class TraceBuilder:
         with open(tmp, "w", encoding="utf-8") as fh:
             # dumps, not dump: only the one-shot encoder is the C one (5x faster on big traces)
             redact_env(dict(os.environ))  # remembers the environment's secrets for scrub()
-            fh.write(scrub(json.dumps(doc, default=safe_repr)))
+            fh.write(unalias(scrub(json.dumps(doc, default=safe_repr))))
         os.replace(tmp, path)
 
 
