@@ -27,6 +27,9 @@ def main(paths):
         print("| %s %s | %d | %d | %d | %d | %d | %d | %d (%d) |" % (
             NAMES.get(name, name), version, s["options"], s["exercised"], s["refused"], s["ignored"], s["skipped"],
             s["failing"], s["combinations"], s["combinations_failing"]))
+    keys = ("options", "exercised", "refused", "ignored", "skipped", "failing", "combinations", "combinations_failing")
+    total = {k: sum(s[k] for s in summaries) for k in keys}
+    print("| **%d releases** | %d | %d | %d | %d | %d | %d | %d (%d) |" % ((len(summaries),) + tuple(total[k] for k in keys)))
 
 
 if __name__ == "__main__":
