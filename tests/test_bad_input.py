@@ -1,12 +1,14 @@
 """Bad input: one clear ``flagtrace: `` line on stderr, the documented exit code, no traceback,
 no process and no temporary directory left behind."""
 import json
+import signal
+import subprocess
 import os
 import time
 
 import pytest
 
-from ft_support import flat, PY, example, field, is_alive, run_cli, run_sub
+from ft_support import FLAGTRACE, ROOT, flat, PY, example, field, is_alive, run_cli, run_sub
 from flagtrace.exitcodes import ExitCode
 
 W_SERVE = "serve_config:ServeConfig"
@@ -257,3 +259,26 @@ def test_an_internal_error_exits_70_with_one_line_and_the_traceback_saved(tmp_pa
     assert saved.name.startswith("internal-error-") and saved.name in r.err
     text = saved.read_text()
     assert text.startswith("flagtrace ") and "Traceback (most recent call last)" in text
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_flagtrace_terminated_kills_the_target_and_removes_its_files(sig, private_tmp, tmp_path):
+    """A CI job's timeout (SIGTERM) or a closed terminal (SIGHUP) ends flagtrace as Ctrl-C does: the target, its
+    children (one in a session of its own) and the run's folder go too (the probe's process ran on, orphaned)."""
+    pidfile = str(tmp_path / "pids")
+    proc = subprocess.Popen(FLAGTRACE + ["explain", "--watch", "hang:HangConfig", "--", PY, example("hang.py"),
+                                         pidfile], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(pidfile) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with open(pidfile) as fh:
+        pids = [int(x) for x in fh.read().split()]
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig, err
+    assert err.decode() == "flagtrace: terminated (signal %d)\n" % sig
+    deadline = time.monotonic() + 5
+    while any(is_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p for p in pids if is_alive(p)] == []
+    assert [n for n in os.listdir(private_tmp) if n.startswith("flagtrace-")] == []

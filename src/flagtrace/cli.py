@@ -51,8 +51,21 @@ def run(argv, out, err):
     return commands.verb(opts.verb).run(Request(opts, command, out, err))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a CI job's timeout, a closed terminal), unwound as Ctrl-C is: the target's
+    process tree is killed and the run's folders removed on the way out."""
+
+
+def _terminate(signum, _frame):
+    raise Terminated(signum)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     try:
         return int(run(argv, sys.stdout, sys.stderr))
     except FlagtraceError as exc:
@@ -60,6 +73,9 @@ def main(argv=None):
         if exc.detail:
             sys.stderr.write("--- last lines of the target's stderr ---\n%s\n" % exc.detail)
         return int(exc.code)
+    except Terminated as exc:
+        sys.stderr.write("flagtrace: terminated (signal %d)\n" % exc.args[0])
+        return 128 + exc.args[0]
     except KeyboardInterrupt:
         sys.stderr.write("flagtrace: interrupted\n")
         return int(ExitCode.INTERRUPTED)
