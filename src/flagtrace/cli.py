@@ -64,8 +64,15 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     import signal
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)
+    previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _main(argv)
+    finally:  # a caller of main() in-process keeps its own handlers
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _main(argv):
     try:
         return int(run(argv, sys.stdout, sys.stderr))
     except FlagtraceError as exc:
