@@ -17,7 +17,7 @@ samples and where they are used; ``--all`` runs every one (each SGLang or vLLM r
 Run them one at a time: the timings some samples show are the machine's.
 
 ``--check`` runs them and rewrites nothing: it prints where a page's block differs from what its command
-prints today (pids and timings aside) and exits 1 (tests/test_samples.py, tests/frameworks/test_samples_sglang.py).
+prints today (pids and timings aside) and exits 1 (tests/test_samples_drift.py, tests/frameworks/test_samples_drift_frameworks.py).
 tests/test_readme.py checks that every marked block names a sample listed here and opens with its command.
 """
 import argparse
@@ -176,9 +176,9 @@ def drift(name, body):
     out = []
     for path in pages():
         for block, first, _, shown in blocks(open(path, encoding="utf-8").read()):
-            if block != name or masked(shown) == masked(today):
-                continue
             a, b = masked(shown), masked(today)
+            if block != name or a == b:
+                continue
             i = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
             out.append(("%s:%d" % (os.path.relpath(path, ROOT), first + 3 + i),
                         shown[i] if i < len(shown) else "(the block ends)",

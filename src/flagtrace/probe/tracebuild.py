@@ -11,6 +11,7 @@ import traceback
 
 from .recorder import _MISSING, field_items, frame_info, outer_frames, scalar_locals
 from .values import describe, redact_argv, redact_env, safe_repr, scrub
+from .files import write_whole
 from .tempdir import unalias
 
 SCHEMA = "flagtrace/trace@2"
@@ -450,13 +451,16 @@ class TraceBuilder:
         self.logging_on = False
         if self.recorder is not None:
             self.recorder.enabled = False
+        self.save(path)
+
+    def save(self, path):
+        """The trace as it stands, secrets scrubbed, written whole to ``path`` (also ``--live``'s snapshot,
+        which goes on recording)."""
         doc = self.document()
-        tmp = path + ".part"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            # dumps, not dump: only the one-shot encoder is the C one (5x faster on big traces)
-            redact_env(dict(os.environ))  # remembers the environment's secrets for scrub()
-            fh.write(unalias(scrub(json.dumps(doc, default=safe_repr))))
-        os.replace(tmp, path)
+        redact_env(dict(os.environ))  # remembers the environment's secrets for scrub()
+        # dumps, not dump: only the one-shot encoder is the C one (5x faster on big traces)
+        text = unalias(scrub(json.dumps(doc, default=safe_repr)))
+        write_whole(path, lambda fh: fh.write(text))
 
 
 def _version(top, module):

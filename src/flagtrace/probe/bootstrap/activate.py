@@ -11,12 +11,10 @@ Standard library only, Python >= 3.9.
 """
 import atexit
 import functools
-import json
 import os
 import sys
 
 from .. import main as probe_main
-from ..values import redact_env, safe_repr, scrub
 
 
 class RunProbe(probe_main.Probe):
@@ -206,11 +204,4 @@ def _exit_hooks(probe):
 
 def snapshot(probe):
     """The trace as it stands, written without ending the recording (``--live``)."""
-    trace = probe.trace
-    doc = trace.document()
-    path = probe.trace_path
-    tmp = path + ".part"
-    redact_env(dict(os.environ))  # remembers the environment's secrets for scrub()
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(scrub(json.dumps(doc, default=safe_repr)))
-    os.replace(tmp, path)
+    probe.trace.save(probe.trace_path)
