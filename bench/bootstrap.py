@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from flagtrace.probe.bootstrap.supervise import environment, prepare  # noqa: E402
-from flagtrace.adapters import env_patterns, run_frameworks  # noqa: E402
+from flagtrace.core.frameworks import env_patterns, run_frameworks  # noqa: E402
 
 RUN_FRAMEWORKS = run_frameworks()
 

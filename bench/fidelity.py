@@ -34,9 +34,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "frameworks"))  # the observer-effect machinery
 
-from flagtrace import gpus, whatif  # noqa: E402
-from flagtrace.exitcodes import FlagtraceError  # noqa: E402
-from flagtrace.launch.asked import Asked  # noqa: E402
+from flagtrace.core import gpus
+from flagtrace.engine import whatif  # noqa: E402
+from flagtrace.core.exitcodes import FlagtraceError  # noqa: E402
+from flagtrace.core.asked import Asked  # noqa: E402
 from flagtrace.launch.command import Target  # noqa: E402
 from flagtrace.launch.local import run_probe  # noqa: E402
 from flagtrace.launch.variants import Variant, VariantSession  # noqa: E402

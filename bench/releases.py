@@ -23,7 +23,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from flagtrace.adapters.sglang_pins import releases as pypi_releases, vkey  # noqa: E402
-from flagtrace.envs.pinlib import shipped  # noqa: E402
+from flagtrace.core.pinlib import shipped  # noqa: E402
 FLAGTRACE = [os.path.join(ROOT, ".venv", "bin", "flagtrace")]
 MODELS = os.path.join(ROOT, "models")
 COMMANDS = {

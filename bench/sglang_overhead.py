@@ -19,7 +19,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from flagtrace import gpus  # noqa: E402
+from flagtrace.core import gpus  # noqa: E402
 from flagtrace.launch.command import Target  # noqa: E402
 from flagtrace.launch.local import run_probe  # noqa: E402
 

@@ -19,7 +19,7 @@ import re
 import sys
 import tomllib
 
-from flagtrace.envs.pinlib import vkey  # noqa: E402  (PEP 440 order, shared with the pin-file generators)
+from flagtrace.core.pinlib import vkey  # noqa: E402  (PEP 440 order, shared with the pin-file generators)
 
 
 # -- reading argparse definitions ------------------------------------------------------------

@@ -149,7 +149,7 @@ def run(name):
     argv, env = sample.argv()
     # This machine's variables that reports show (HF_*, CUDA_VISIBLE_DEVICES, SGLANG_*, ...) stay out: a sample
     # shows what its own line sets.
-    from flagtrace.adapters import env_patterns
+    from flagtrace.core.frameworks import env_patterns
     from flagtrace.probe.common.recorded import env_matcher, is_relevant
 
     matcher = env_matcher(env_patterns())

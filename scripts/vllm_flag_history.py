@@ -32,7 +32,7 @@ import tempfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flagtrace.envs import pinlib  # noqa: E402  (release list, wheel cache, version order: shared with the pin generators)
+from flagtrace.core import pinlib  # noqa: E402  (release list, wheel cache, version order: shared with the pin generators)
 from flag_history_lib import (  # noqa: E402
     action, check_toml, history, name_of, summary, text, write_flags)
 from flag_history_lib import named_replacement as generic_replacement  # noqa: E402

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ft_support import FLAGTRACE, ROOT, flat, PY, example, field, is_alive, run_cli, run_sub
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 
 W_SERVE = "serve_config:ServeConfig"
 

@@ -449,7 +449,7 @@ def test_local_source_is_the_assignment_that_ran_last():
 
 
 def test_a_value_inside_a_url_or_dotted_name_is_not_mentioned():
-    from flagtrace.analysis.explain import _names
+    from flagtrace.analysis.error_report import names_in as _names
 
     assert not _names("huggingface", "We couldn't connect to 'https://huggingface.co' to load this file")
     assert not _names("auto", "in transformers.models.auto.configuration_auto")

@@ -1,7 +1,8 @@
 """flagtrace debug: flagtrace about itself, and what a command would get."""
 from ft_support import PY, example, run_sub
-from flagtrace import __version__, gpus
-from flagtrace.envs.pinlib import shipped
+from flagtrace import __version__
+from flagtrace.core import gpus
+from flagtrace.core.pinlib import shipped
 
 
 def test_debug_names_version_data_profiles_and_adapters(tmp_path):

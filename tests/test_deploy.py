@@ -13,11 +13,11 @@ from test_bad_input import assert_clear_error
 
 from flagtrace.adapters.sglang import SGLangAdapter
 from flagtrace.adapters.vllm import VLLMAdapter
-from flagtrace.deploy.kube import expand
+from flagtrace.deploy.kubelet_env import expand
 from flagtrace.deploy.launch import read_paths, read_text
 from flagtrace.deploy.origins import findings
-from flagtrace.envs.pinlib import shipped
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.pinlib import shipped
+from flagtrace.core.exitcodes import ExitCode
 
 MANIFESTS = os.path.join(ROOT, "tests", "manifests")
 

@@ -6,7 +6,7 @@ import sys
 
 from ft_support import PY, example, line_of, run_sub
 
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 
 SCRIPT = "env_config.py"
 WATCH = "env_config:WorkerConfig"

@@ -6,7 +6,7 @@ import tempfile
 import pytest
 
 from ft_support import PY, example, explain_json, field, flat, line_of, run_cached, run_cli, run_sub
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 
 SERVE = "serve_config.py"
 FROZEN = "frozen_config.py"

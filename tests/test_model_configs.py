@@ -14,7 +14,7 @@ import zipfile
 import pytest
 
 from flagtrace.probe import modelconfigs
-from flagtrace.exitcodes import ExitCode, FlagtraceError
+from flagtrace.core.exitcodes import ExitCode, FlagtraceError
 from ft_support import ROOT, run_cli, run_sub
 from hub_support import COMMIT, loopback_hub
 

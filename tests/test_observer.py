@@ -7,7 +7,7 @@ import pytest
 
 from ft_support import EXAMPLES, PY, ROOT, example
 from flagtrace.adapters.generic import GenericAdapter
-from flagtrace.launch.asked import Asked
+from flagtrace.core.asked import Asked
 from flagtrace.analysis.explain import analyse
 from flagtrace.launch.command import parse_command
 from flagtrace.launch.local import run_probe

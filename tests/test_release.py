@@ -8,8 +8,8 @@ import pytest
 from ft_support import run_sub
 from test_bad_input import assert_clear_error
 
-from flagtrace.envs import pinlib
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core import pinlib
+from flagtrace.core.exitcodes import ExitCode
 
 CMD = ["--", "python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"]
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from ft_support import PY, is_alive, run_cli
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 from test_bad_input import assert_clear_error
 
 SCRIPTS = os.path.join("tests", "scripts")

@@ -12,7 +12,7 @@ from ft_support import PY, ROOT
 from flagtrace.probe.bootstrap.supervise import collect, environment, prepare
 from flagtrace.probe import values
 from flagtrace.probe.common.cmdline import python_options
-from flagtrace.adapters import env_patterns, run_frameworks
+from flagtrace.core.frameworks import env_patterns, run_frameworks
 
 EXAMPLES = os.path.join(ROOT, "tests", "examples")
 

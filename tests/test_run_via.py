@@ -15,7 +15,7 @@ import pytest
 
 import sshd_support
 from ft_support import FLAGTRACE, PY, ROOT, flat, is_alive, run_cli
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 from flagtrace.launch import via
 from test_run_scripts import SCRIPTS, WATCH
 from test_via import HW, OLD_PYTHON, _all_dead, _comm, _pids, assert_clear_error, essence

@@ -13,8 +13,8 @@ import pytest
 
 import sshd_support
 from ft_support import EXAMPLES, FLAGTRACE, PY, ROOT, field, is_alive, run_cli, run_sub
-from flagtrace.exitcodes import ExitCode
-from flagtrace.launch import agent, remote, via
+from flagtrace.core.exitcodes import ExitCode
+from flagtrace.launch import transport as agent, remote, via
 from flagtrace.launch.command import parse_command
 from flagtrace.launch.local import run_probe
 

@@ -3,7 +3,7 @@ field (read from source), the tool-side model check, and a release outside the r
 its version (a stand-in vllm package that only carries the version)."""
 import os
 
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 from flagtrace.probe.adapters.vllm_fields import engine_arg_copies, engine_arg_copy_sites, engine_arg_paths
 from flagtrace.probe.hooks import explicit_options
 from ft_support import PY, run_cli

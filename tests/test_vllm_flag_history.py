@@ -7,7 +7,7 @@ import pytest
 
 from ft_support import load_script
 from flagtrace.adapters import annotate
-from flagtrace.adapters.flag_history import History, version_key
+from flagtrace.core.flag_history import History, version_key
 from flagtrace.adapters.vllm import HISTORY as history
 from flagtrace.adapters.vllm import rename_hints
 

@@ -5,7 +5,7 @@ import sys
 from . import __version__
 from . import commands
 from .commands.base import Request
-from .exitcodes import ExitCode, FlagtraceError
+from .core.exitcodes import ExitCode, FlagtraceError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,7 +106,7 @@ def _save_traceback():
     import time
     import traceback
 
-    from .cachefiles import cache_folder, write_whole
+    from .core.cachefiles import cache_folder, write_whole
 
     folder = cache_folder()
     if not folder:

@@ -113,11 +113,12 @@ class _Pool:
         self.unshared = set()  # (session key, GPU) an import could not stand for
 
     def explain(self, command, gpu):
-        from flagtrace import gpus, whatif
-        from flagtrace import trace as tracefile
+        from flagtrace.core import gpus
+        from flagtrace.engine import whatif
+        from flagtrace.core import trace as tracefile
         from flagtrace.analysis import verdict
-        from flagtrace.exitcodes import FlagtraceError
-        from flagtrace.launch.asked import Asked
+        from flagtrace.core.exitcodes import FlagtraceError
+        from flagtrace.core.asked import Asked
         from flagtrace.launch.variants import Variant
 
         try:

@@ -22,9 +22,9 @@ import os
 import re
 import tempfile
 
-from flagtrace import gpus
+from flagtrace.core import gpus
 from flagtrace.adapters.sglang import SGLangAdapter
-from flagtrace.launch.asked import Asked
+from flagtrace.core.asked import Asked
 from flagtrace.launch.command import Target
 from flagtrace.launch.local import run_probe
 from sglang_support import LLAMA3, python_for

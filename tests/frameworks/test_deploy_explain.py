@@ -10,8 +10,8 @@ import pytest
 from ft_support import run_sub
 from sglang_support import ROOT
 
-from flagtrace.envs.pinlib import shipped
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.pinlib import shipped
+from flagtrace.core.exitcodes import ExitCode
 
 MANIFESTS = os.path.join(ROOT, "tests", "manifests")
 ENVS = os.path.join(ROOT, ".envs")

@@ -11,7 +11,7 @@ from ft_support import run_sub
 from sglang_support import LLAMA3, ROOT
 from test_bad_input import assert_clear_error
 
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 
 VENV = os.path.join(ROOT, ".envs", "sglang", "venv")
 RELEASE = "0.4.10.post2"  # small (no sgl-kernel wheel to unpack), resolves on a simulated GPU
@@ -80,7 +80,7 @@ def test_an_interpreter_without_the_framework_names_the_release_to_add(tmp_path)
     """A Python that has no SGLang (the tool's own) runs the command: one line with the --release to add."""
     import sys
 
-    from flagtrace.envs.pinlib import shipped
+    from flagtrace.core.pinlib import shipped
 
     r = run_sub(["explain", "--gpu", "H100x8", "--", sys.executable, "-m", "sglang.launch_server", "--model-path",
                  LLAMA3], timeout=120)

@@ -11,7 +11,7 @@ import pytest
 from ft_support import run_sub
 from sglang_support import ROOT
 
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 
 ENVS = os.path.join(ROOT, ".envs")
 IMAGE = "lmsysorg/sglang:v0.5.11-cu129"

@@ -95,7 +95,8 @@ def test_unknown_gpu_lists_known_ones():
 
 
 def test_gpu_on_machine_with_real_gpus_warns(monkeypatch, capsys):
-    from flagtrace import cli, gpus
+    from flagtrace import cli
+    from flagtrace.core import gpus
 
     monkeypatch.setattr(gpus, "real_gpus_present", lambda: True)
     rc = cli.main(["explain", "--gpu", "H100", "--watch", "serve_config:ServeConfig", "--",

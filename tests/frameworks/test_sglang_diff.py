@@ -46,9 +46,9 @@ def test_page_size_64_on_h100_and_1_on_b200_names_the_sm100_answer():
 
 def test_a_forked_variant_reports_what_explain_reports_for_the_command_alone():
     # the second variant runs after the parent imported what the first one imported lazily
-    from flagtrace.launch.asked import Asked
+    from flagtrace.core.asked import Asked
 
-    from flagtrace import gpus
+    from flagtrace.core import gpus
     from flagtrace.adapters.sglang import SGLangAdapter
     from flagtrace.analysis.explain import analyse
     from flagtrace.launch.command import parse_command
@@ -86,9 +86,9 @@ def test_variants_of_other_gpus_forked_from_a_shared_import_report_what_explain_
     # device name at import (``is_nvidia_hopper``) once triton's driver says the box is a CUDA one. They are
     # forked from the fork taken before those imports (probe/base_fork.py), switched to their GPU first.
     # MI300X cannot be had from either: the simulation switches GPUs of one vendor only.
-    from flagtrace.launch.asked import Asked
+    from flagtrace.core.asked import Asked
 
-    from flagtrace import gpus
+    from flagtrace.core import gpus
     from flagtrace.adapters.sglang import SGLangAdapter
     from flagtrace.analysis.explain import analyse
     from flagtrace.launch.command import parse_command

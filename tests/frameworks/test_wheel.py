@@ -15,7 +15,7 @@ import pytest
 from hub_support import COMMIT, loopback_hub
 from sglang_support import LLAMA3, ROOT
 
-from flagtrace.exitcodes import ExitCode
+from flagtrace.core.exitcodes import ExitCode
 
 ENVS = os.path.join(ROOT, ".envs")
 RELEASE = "0.5.11"

@@ -12,7 +12,7 @@ resolved has neither).
 import json
 
 from flagtrace.adapters.vllm import VLLMAdapter
-from flagtrace.launch.asked import Asked
+from flagtrace.core.asked import Asked
 from flagtrace.launch.command import Target
 from observer_support import _FORK, differences, run_traced, untraced_batches  # noqa: F401  (differences: tests)
 from vllm_support import LLAMA31, model_info_cache, python_for

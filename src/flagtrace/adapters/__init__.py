@@ -1,28 +1,32 @@
 """Tool-side adapters: which classes to watch, where to stop and what to set up in the target.
 
-Everything that knows a framework (and its versions) lives in its adapter; the generic one
-takes ``--watch`` and ``--stop-at`` for any Python program. The registry: ADAPTERS, tried in order
-(the generic one last: it takes what no framework took).
+Everything that knows a framework (and its versions) lives in its adapter; the generic one takes
+``--watch`` and ``--stop-at`` for any Python program. The registry is data (core/frameworks: each
+framework's record names its adapter by import path, the generic one last: it takes what no framework
+took); an adapter's module is imported here, by that path, only when one is asked for.
 """
-from ..exitcodes import ExitCode, FlagtraceError
-from .base import COMMON_ENV
-from .generic import GenericAdapter, check_specs  # noqa: F401 - check_specs: flagtrace run's --watch
-from .sglang import SGLangAdapter
-from .vllm import VLLMAdapter
+import functools
+import importlib
 
-FRAMEWORKS = [SGLangAdapter, VLLMAdapter]
-ADAPTERS = FRAMEWORKS + [GenericAdapter]
-NAMES = ("auto",) + tuple(a.name for a in ADAPTERS)
+from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.frameworks import ADAPTERS as REGISTERED, FRAMEWORKS, NAMES
 
 
-def env_patterns():
-    """The environment variables reports keep, as patterns (``SGLANG_*``, ``CUDA_VISIBLE_DEVICES``):
-    each adapter's own, then those every program may read."""
-    out = []
-    for pattern in [p for a in ADAPTERS for p in a.env] + list(COMMON_ENV):
-        if pattern not in out:
-            out.append(pattern)
-    return out
+@functools.lru_cache(maxsize=None)
+def load(path):
+    """The adapter class ``"module:Class"`` names."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def adapter_classes():
+    """Every adapter class, in the registry's order (the generic one last)."""
+    return [load(path) for _, path in REGISTERED]
+
+
+def framework_adapters():
+    """An instance of each framework's adapter (the generic one left out)."""
+    return [load(r.adapter)() for r in FRAMEWORKS]
 
 
 def check_name(name):
@@ -30,22 +34,16 @@ def check_name(name):
         raise FlagtraceError("unknown adapter %r; known: %s" % (name, ", ".join(NAMES)), ExitCode.USAGE)
 
 
-def run_frameworks():
-    """Framework package -> the probe-side set-up its first import runs under ``flagtrace run``, and
-    which of the process's arguments name a model (stood in there as explain does here)."""
-    return {ad.package: {"adapter": ad.name, "setup": list(ad.setup), "models": ad.model_spec()}
-            for ad in (a() for a in FRAMEWORKS)}
-
-
 def choose_adapter(target, asked):
-    """``asked``: launch.asked.Asked."""
+    """``asked``: core.asked.Asked."""
     check_name(asked.adapter)
-    return next(a for a in ADAPTERS if a.matches(target, asked))()
+    return next(a for a in adapter_classes() if a.matches(target, asked))()
 
 
 def adapter_named(name):
     """The adapter called ``name`` (an instance), or None."""
-    return next((a() for a in ADAPTERS if a.name == name), None)
+    path = dict(REGISTERED).get(name)
+    return load(path)() if path else None
 
 
 def annotate(analysis):
@@ -54,10 +52,3 @@ def annotate(analysis):
     if adapter is not None:
         adapter.annotate(analysis)
     return analysis
-
-
-def source_url(analysis, relpath, line):
-    """A link to a framework file at the analysed release's tag (None: not the framework's)."""
-    info = analysis.get("adapter") or {}
-    adapter = adapter_named(info.get("name"))
-    return adapter.source_url(relpath, line, info.get("version")) if adapter is not None else None

@@ -1,11 +1,6 @@
 """What every adapter is to the tool (the generic one and each framework's): its name, when it takes a
-command, the probe request it builds, and the hooks the verbs call. adapters/__init__.py holds the registry."""
-from ..launch.request import ProbeRequest
-
-# Variables every Python program's resolution may read (the hub's, the visible devices, the import path);
-# each framework adapter adds its own (``env``), and reports keep these only (adapters.env_patterns).
-COMMON_ENV = ("HF_*", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTHONPATH")
-
+command, the probe request it builds, and the hooks the verbs call. core/frameworks holds the registry."""
+from ..core.request import ProbeRequest
 
 class Adapter:
     name = None
@@ -23,7 +18,7 @@ class Adapter:
     def request(self, target, asked, check=True):
         """The probe request for ``target`` (a ProbeRequest without its models: ProbeRequest.build adds them).
         ``check=False``: without the adapter's own input check (deferred until the framework's parser has
-        accepted the command: commands/tracing.prepare_request)."""
+        accepted the command: engine/resolve.prepare)."""
         return ProbeRequest(adapter=self.name, adapter_info={"name": self.name, "describe": self.describe(asked)},
                             watch=list(asked.watch), stop_at=list(asked.stop_at), setup=[])
 
@@ -55,10 +50,6 @@ class Adapter:
 
     def annotate(self, analysis):
         """Add to an analysis what only the adapter knows (flag renames)."""
-
-    def source_url(self, relpath, line, version):
-        """A link to ``relpath`` at the release's tag, or None."""
-        return None
 
     def flag_table(self):
         """The framework's flag history (adapters/flag_history.History) or None."""

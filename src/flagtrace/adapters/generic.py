@@ -1,5 +1,5 @@
 """Any Python program: the user names the config class(es) and, optionally, the stop point."""
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 from .base import Adapter
 
 

@@ -2,7 +2,7 @@
 import json
 import os
 
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 
 
 def option_value(args, names):

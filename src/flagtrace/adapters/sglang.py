@@ -9,30 +9,14 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.frameworks.sglang import RECORD
 from .framework import FrameworkAdapter
 from .modelpath import check_model_dir, option_value
 
 
 class SGLangAdapter(FrameworkAdapter):
-    name = "sglang"
-    summary = "python -m sglang.launch_server, sglang serve, python -m dynamo.sglang"
-    env = ("SGLANG_*", "SGL_*")
-    scripts = ("sglang",)
-    preimport = ("sglang.srt.server_args",)
-    source = ("https://github.com/sgl-project/sglang", "python")
-    model_options = ("--model-path", "--model")
-    other_model_options = ("--speculative-draft-model-path", "--speculative-draft-model")
-    optional_model_options = ("--tokenizer-path",)
-    device_options = ("--disaggregation-ib-device",)
-    release_env = {"smoke_module": "sglang.srt.server_args", "pins_module": "flagtrace.adapters.sglang_pins"}
-    # NVIDIA Dynamo's SGLang worker parses its own flags and SGLang's (ServerArgs.add_cli_args), sets some of
-    # SGLang's on the parsed namespace and builds ServerArgs.from_cli_args itself: followed as it is, to
-    # SGLang's stop point; its network steps are stood in for (probe/adapters/dynamo.py). ``--release
-    # ai-dynamo==1.6.1`` (the vLLM adapter's wrapper recipe) runs it on the SGLang overlay its pin file names
-    # for this module (data/env/ai-dynamo/1.6.1.txt: ``#@on sglang==0.5.21 dynamo.sglang``).
-    wrapper_modules = ("dynamo.sglang",)
-    setup = ("adapters.dynamo", "adapters.sglang")  # Dynamo's first: it may swap the overlay SGLang is found in
+    record = RECORD
 
     def check(self, args):
         check_model_path(args)

@@ -21,8 +21,8 @@ import os
 import re
 import sys
 
-from ..envs import pinlib
-from ..envs.pinlib import base_versions, exact, norm, satisfies, vkey  # noqa: F401  (re-exported)
+from ..core import pinlib
+from ..core.pinlib import base_versions, exact, norm, satisfies, vkey  # noqa: F401  (re-exported)
 
 # The wheel cache (envs/build.py sets it to <envs root>/sglang/wheels before generating a pin file).
 WHEELS = os.path.join(os.path.expanduser("~"), ".cache", "flagtrace", "envs", "sglang", "wheels")
@@ -122,7 +122,11 @@ def measured(table, ver, default=None):
 
 
 def pin_file(ver):
-    whl = wheel("sglang", ver) or sys.exit("no sglang %s wheel on PyPI" % ver)
+    """The text of env/sglang/<ver>.txt. Raises pinlib.PinError: NoWheel (PyPI has no wheel of the release or
+    of its kernel), PipFailed, Unresolved (NEEDS or CHOICES needs an entry, or two pins conflict)."""
+    whl = wheel("sglang", ver)
+    if not whl:
+        raise pinlib.NoWheel("no sglang %s wheel on PyPI" % ver)
     meta, base = requires(whl), base_versions()
     pins = {}  # name -> (version, comment); insertion order is the file's order
     closure = set()  # packages whose missing requirements are pinned too
@@ -135,7 +139,7 @@ def pin_file(ver):
                        else "unpinned in METADATA: newest release that fits (CHOICES)")
                 pins[name] = (v, "%s; %s." % (why, src))
                 return
-        sys.exit("sglang %s: no version of %s accepts %s (add one to CHOICES)" % (ver, name, specs))
+        raise pinlib.Unresolved("sglang %s: no version of %s accepts %s (add one to CHOICES)" % (ver, name, specs))
 
     lines = ["# Overlay for sglang %s (.envs/sglang/overlays/%s, first on PYTHONPATH before the shared venv)."
              % (ver, ver),
@@ -151,7 +155,7 @@ def pin_file(ver):
     elif "transformers" in needs:
         pins["transformers"] = (needs["transformers"][0], needs["transformers"][1] + ".")
     else:
-        sys.exit("sglang %s: METADATA has no transformers pin; name one in NEEDS" % ver)
+        raise pinlib.Unresolved("sglang %s: METADATA has no transformers pin; name one in NEEDS" % ver)
     for name, why in (("flashinfer-python", "sglang's sampling/attention defaults depend on whether flashinfer "
                        "imports (utils is_flashinfer_available); it imports on CPU"),
                       ("sgl-deep-gemm", "deep_gemm, a separate package since 0.5.12; it imports on CPU "
@@ -187,7 +191,8 @@ def pin_file(ver):
                     skipped.setdefault(pkg, []).append(req)
             elif not satisfies(have, spec):
                 if req in pins:
-                    sys.exit("sglang %s: %s requires %s%s but %s is pinned" % (ver, pkg, req, spec, have))
+                    raise pinlib.Unresolved("sglang %s: %s requires %s%s but %s is pinned"
+                                            % (ver, pkg, req, spec, have))
                 choose(req, [spec], "%s %s requires %s%s; base.txt has %s" % (pkg, pins[pkg][0], req, spec, have))
                 closure.add(req)
     for name, (v, why) in pins.items():
@@ -220,7 +225,11 @@ def pin_file(ver):
 
 
 def main(argv):
-    pinlib.write_pin_files(argv, os.path.join(pinlib.PINS, "sglang"), pin_file, __doc__)
+    """The script: a PinError ends it with its reason on stderr and exit status 1."""
+    try:
+        pinlib.write_pin_files(argv, os.path.join(pinlib.PINS, "sglang"), pin_file, __doc__)
+    except pinlib.PinError as exc:
+        sys.exit(exc.reason)
 
 
 if __name__ == "__main__":

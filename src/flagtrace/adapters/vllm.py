@@ -2,36 +2,15 @@
 multi-second import. Release-specific knowledge lives in probe/adapters/vllm.py, which runs
 where vLLM is installed and reads the release there."""
 
-from ..exitcodes import ExitCode, FlagtraceError
-from .flag_history import History
+from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.flag_history import History
+from ..core.frameworks.vllm import RECORD
 from .framework import FrameworkAdapter
 from .modelpath import check_model_dir, option_value
 
 
 class VLLMAdapter(FrameworkAdapter):
-    name = "vllm"
-    summary = "vllm serve, python -m vllm.entrypoints.openai.api_server, python -m dynamo.vllm"
-    env = ("VLLM_*",)
-    scripts = ("vllm",)
-    preimport = ("vllm.engine.arg_utils", "vllm.entrypoints.openai.api_server")
-    source = ("https://github.com/vllm-project/vllm", "")
-    model_options = ("--model",)
-    optional_model_options = ("--tokenizer",)
-    positional_model = "serve"  # ``vllm serve MODEL``: looked up like --model
-    # NVIDIA Dynamo's vLLM worker parses its own flags, hands the rest to vLLM's parser and builds vLLM's
-    # engine arguments: followed as it is, to vLLM's stop point; its network steps are stood in for
-    # (probe/adapters/dynamo.py).
-    wrapper_modules = ("dynamo.vllm",)
-    setup = ("adapters.vllm", "adapters.dynamo")
-    # ``--release ai-dynamo==1.6.1``: Dynamo's overlay on the vLLM overlay its pin file names
-    # (data/env/ai-dynamo/1.6.1.txt: ``#@on vllm==0.25.1``); pin files shipped only, none generated.
-    wrapper_release_env = {"ai-dynamo": {"package": "dynamo.vllm", "smoke_module": "dynamo.vllm.main",
-                                         "pins_module": None, "first": (1, 6, 1), "last": (1, 6, 1),
-                                         "pip_check": True}}
-    # Overlays installed from the pin generator's wheel cache (with pip), rebuilt with the venv (the pin files
-    # leave to it what base.txt satisfies), and pip-checked against what the pin file says it leaves out.
-    release_env = {"smoke_module": "vllm.engine.arg_utils", "pins_module": "flagtrace.adapters.vllm_pins",
-                   "wheel_cache": True, "venv_in_key": True, "pip_check": True}
+    record = RECORD
 
     def annotate(self, analysis):
         annotate(analysis)

@@ -21,8 +21,8 @@ import os
 import re
 import sys
 
-from ..envs import pinlib
-from ..envs.pinlib import exact, satisfies, vkey
+from ..core import pinlib
+from ..core.pinlib import exact, satisfies, vkey
 
 try:
     from packaging.markers import Marker
@@ -112,8 +112,10 @@ def applies(marker, extras):
 
 
 def pin_file(ver):
+    """The text of env/vllm/<ver>.txt. Raises pinlib.PinError: NoWheel (PyPI has no wheel of the release),
+    PipFailed, Unresolved (TRANSFORMERS or CHOICES needs an entry, or two pins conflict)."""
     if not wheel("vllm", ver):
-        sys.exit("no vllm %s wheel on PyPI" % ver)
+        raise pinlib.NoWheel("no vllm %s wheel on PyPI" % ver)
     base = pinlib.base_versions()
     pins = {"vllm": (ver, None)}  # name -> (version or None when not installable, comment); file order
     specs = {}  # name -> [(specifier, who)], every requirement on it seen
@@ -127,8 +129,8 @@ def pin_file(ver):
             return exact(spec), "%s pins it" % who
         if name == "transformers":
             if ver not in TRANSFORMERS:
-                sys.exit("vllm %s: name its transformers release in TRANSFORMERS (%s requires transformers%s)"
-                         % (ver, who, spec))
+                raise pinlib.Unresolved("vllm %s: name its transformers release in TRANSFORMERS (%s requires "
+                                        "transformers%s)" % (ver, who, spec))
             v, day, _ = TRANSFORMERS[ver]
             if all(satisfies(v, s) for s in seen):
                 return v, ("%s requires transformers%s: the newest release on PyPI on %s, the day vllm %s was "
@@ -136,8 +138,8 @@ def pin_file(ver):
         for v in CHOICES.get(name, []):
             if all(satisfies(v, s) for s in seen) and fits_pins(name, v):
                 return v, "%s requires %s%s: newest that fits (CHOICES)" % (who, name, spec or " (any version)")
-        sys.exit("vllm %s: no version of %s accepts %s (add one to CHOICES)"
-                 % (ver, name, ", ".join("%s from %s" % (s or "any", w) for s, w in specs[name])))
+        raise pinlib.Unresolved("vllm %s: no version of %s accepts %s (add one to CHOICES)"
+                                % (ver, name, ", ".join("%s from %s" % (s or "any", w) for s, w in specs[name])))
 
     def fixed(name):
         """The version of name settled so far: pinned here, or base.txt's when a requirement pins it exactly."""
@@ -171,8 +173,8 @@ def pin_file(ver):
                 if have is None:
                     continue  # no wheel on PyPI (noted)
                 if not satisfies(have, spec):
-                    sys.exit("vllm %s: %s requires %s%s but %s==%s is pinned (%s)"
-                             % (ver, pkg, name, spec, name, have, pins[name][1]))
+                    raise pinlib.Unresolved("vllm %s: %s requires %s%s but %s==%s is pinned (%s)"
+                                            % (ver, pkg, name, spec, name, have, pins[name][1]))
             elif (name in base and all(satisfies(base[name], s) for s, _ in specs[name])
                   and name not in BASE_REFUSED.get(ver, {})):
                 have = base[name]
@@ -210,7 +212,11 @@ def pin_file(ver):
 
 
 def main(argv):
-    pinlib.write_pin_files(argv, os.path.join(pinlib.PINS, "vllm"), pin_file, __doc__)
+    """The script: a PinError ends it with its reason on stderr and exit status 1."""
+    try:
+        pinlib.write_pin_files(argv, os.path.join(pinlib.PINS, "vllm"), pin_file, __doc__)
+    except pinlib.PinError as exc:
+        sys.exit(exc.reason)
 
 
 if __name__ == "__main__":

@@ -189,3 +189,17 @@ def error_line(error):
     if not error:
         return None
     return "%s: %s" % (error.get("type"), " ".join(str(error.get("message", "")).split())[:200])
+
+
+def final_values(analysis):
+    """{field: its final value's repr} of an analysis."""
+    return {f["field"]: f["final"]["repr"] for f in (analysis or {}).get("fields", [])}
+
+
+def unstable_fields(analysis, again):
+    """The fields whose final values differ between two resolutions of the same command (a seed, an id): not
+    a difference between sides (diff), nor a value to lock (lock)."""
+    if analysis is None or again is None:
+        return []
+    finals = final_values(analysis)
+    return [name for name, value in final_values(again).items() if finals.get(name) != value]

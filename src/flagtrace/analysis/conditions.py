@@ -311,7 +311,7 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.As
 # -- what a condition reads ---------------------------------------------------------------
 def attribute_reads(node, fields, self_aliases=None):
     """``obj.a`` / ``obj.a.b`` reads in ``node`` whose dotted name is a known field.
-    ``self_aliases``: ``self.a`` in code of an object whose attributes become other fields (a
+    ``self_aliases``: ``self.attr`` in code of an object whose attributes become other fields (a
     builder: ``EngineArgs.max_num_seqs`` is ``scheduler_config.max_num_seqs``)."""
     out = []
     for sub in ast.walk(node):
@@ -358,7 +358,7 @@ def _dotted_after_base(node):
 
 
 def method_calls(node):
-    """Names of ``self.m(...)``-style calls (any base name) in ``node``."""
+    """Names of ``self.method(...)``-style calls (any base name) in ``node``."""
     out = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and isinstance(

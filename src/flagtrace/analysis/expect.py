@@ -2,7 +2,7 @@
 ended with: ``FIELD=VALUE`` as typed on a command line, compared leniently by type."""
 import json
 
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 from .explain import field_history
 
 

@@ -14,7 +14,7 @@ every finding quotes the script line it is about.
 import re
 import shlex
 
-from ..adapters import env_patterns
+from ..core.frameworks import env_patterns
 from ..probe.common.recorded import env_matcher, is_relevant
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$")

@@ -3,7 +3,8 @@ explain (and why, in one line: gate()), and the exit code of an analysis."""
 import collections
 import os
 
-from ..exitcodes import ExitCode
+from ..core.exitcodes import ExitCode
+from ..core.frameworks import release_hint
 
 REFUSED = ("no_target", "no_framework", "unsupported")
 
@@ -39,18 +40,6 @@ def refusal(trace):
         if problem["kind"] == "spec":
             return problem["message"]
     return None
-
-
-def release_hint(framework):
-    """What to add when the command's interpreter lacks the framework: the newest release flagtrace ships pins
-    for, built on demand."""
-    from ..envs.pinlib import shipped
-
-    releases = shipped(framework)
-    if not releases:
-        return "run the command with an interpreter that has it"
-    return ("add --release %s==%s (or the release you deploy) and flagtrace builds that release's environment "
-            "here, once" % (framework, releases[-1]))
 
 
 def died_early(trace):

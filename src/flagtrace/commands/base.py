@@ -1,11 +1,11 @@
 """What every verb gets (a Request) and the set-up verbs that run a command share: the report's
-file writable, the command taken from ``-f FILE`` (deployment.py), the ``--release`` built."""
+file writable, the command taken from ``-f FILE`` (engine/deployment.py), the ``--release`` built."""
 import dataclasses
-import os
 
 from .. import report as reporters
-from ..exitcodes import ExitCode, FlagtraceError
-from ..launch.asked import Asked
+from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.asked import Asked
+from ..engine import releases
 
 
 @dataclasses.dataclass
@@ -46,7 +46,7 @@ def launches(req):
         return None
     if req.command:
         raise FlagtraceError("give -f FILE or a command after --, not both", ExitCode.USAGE)
-    from . import deployment
+    from ..engine import deployment  # deploy/'s readers load only for -f
 
     return deployment.launches(req.opts)
 
@@ -56,12 +56,13 @@ def take(req, found):
     and in place."""
     opts = req.opts
     if found is not None:
-        from . import deployment
+        from ..engine import deployment
 
         req.launch, req.command = deployment.take(opts, deployment.one_launch(found), req.err)
     if getattr(opts, "release", None):
-        req.command, sides = apply_releases(opts.verb, opts.release, req.command, getattr(opts, "python", None),
-                                            getattr(opts, "via", None), getattr(opts, "offline", False), req.err)
+        req.command, sides = releases.apply_releases(opts.verb, opts.release, req.command,
+                                                     getattr(opts, "python", None), getattr(opts, "via", None),
+                                                     getattr(opts, "offline", False), req.err)
         if opts.verb in ("diff", "matrix"):
             opts.python = sides
     return req
@@ -76,30 +77,3 @@ def prepare(req):
     take(req, launches(req))
     req.prepared = True
     return req
-
-
-def apply_releases(verb, releases, command, sides, via, offline, err):
-    """The command (and the list of interpreter sides of diff/matrix) with each ``--release`` built and in
-    place: (command, sides). A console script or Python of the command is the release's; under
-    ``flagtrace run`` the release's bin folder comes first on PATH, so the script's python is it."""
-    if not releases:
-        return command, sides
-    from ..envs.build import builder_for
-    from ..envs.release import parse_release
-
-    parsed = [parse_release(r) for r in releases]
-    if via:
-        raise FlagtraceError("--release builds the release here; with --via the remote host's own environment "
-                             "runs the command (name its interpreter with --python)", ExitCode.USAGE)
-    if verb not in ("diff", "matrix") and len(parsed) > 1:
-        raise FlagtraceError("give one --release (diff and matrix compare several)", ExitCode.USAGE)
-    builder = builder_for(err, offline=offline)
-    pythons = [builder.interpreter(r) for r in parsed]
-    if verb in ("diff", "matrix"):
-        return command, list(sides or []) + pythons
-    if verb == "run":
-        os.environ["PATH"] = os.path.dirname(pythons[0]) + os.pathsep + os.environ.get("PATH", "")
-        return command, sides
-    from ..whatif import side_command
-
-    return side_command(command, pythons[0]), sides

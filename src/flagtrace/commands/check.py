@@ -1,8 +1,10 @@
 """``flagtrace check --expect FIELD=VALUE -- COMMAND...``: exit 1 unless every expectation holds (and,
 with --strict, nothing explicit was overridden); ``check -f`` over several commands, or with --lock,
-is the CI gate (deployment.py)."""
+is the CI gate (engine/gate.py)."""
 from ..analysis.expect import evaluate_expectations
-from . import deployment, options
+from ..engine.gate import gate
+from .gating import render_gate
+from . import options
 from .base import launches, take, writable
 from .tracing import explained, report
 
@@ -21,7 +23,7 @@ def run(req):
     writable(req)
     found = launches(req)
     if found is not None and (opts.lock or len(opts.file) > 1 or len(found) > 1):
-        return deployment.run_gate(opts, found, req.asked, req.out, req.err)
+        return render_gate(req, *gate(opts, found, req.asked, req.err))
     take(req, found)
     req.prepared = True  # explained() must not take the launch again
 

@@ -6,12 +6,13 @@ import os
 import subprocess
 import sys
 
-from .. import __version__, gpus
+from .. import __version__
+from ..core import gpus
 from ..probe import modelconfigs
-from ..adapters import ADAPTERS, choose_adapter
-from ..exitcodes import ExitCode, FlagtraceError
+from ..adapters import adapter_classes, choose_adapter
+from ..core.exitcodes import ExitCode, FlagtraceError
 from ..launch.command import parse_command
-from ..cachefiles import cache_folder
+from ..core.cachefiles import cache_folder
 from ..probe.sim.standins import load_table
 from . import options
 from .base import prepare
@@ -54,7 +55,7 @@ def run_debug(opts, asked, command, out):
             sum(1 for n in names if n.startswith("internal-error-"))))
     else:
         w("  cache        off (FLAGTRACE_CACHE_DIR is empty)\n")
-    for adapter_class in ADAPTERS:
+    for adapter_class in adapter_classes():
         adapter = adapter_class()
         w("  adapter      %-7s %s\n" % (adapter.name, adapter.supported()))
     if command:
@@ -66,7 +67,7 @@ def _releases(w):
     """Where --release builds and finds releases, what is built there, and the pin files shipped."""
     from ..envs.build import Builder
     from ..envs.installer import describe
-    from ..envs.pinlib import PINS, shipped
+    from ..core.pinlib import PINS, shipped
     from ..envs.release import recipes
 
     builder = Builder()

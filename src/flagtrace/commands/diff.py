@@ -8,14 +8,12 @@ per (interpreter, GPU profile), one fork per side (launch/variants.py); each sid
 """
 import concurrent.futures
 
-from .. import whatif
+from ..engine import resolve, whatif
 from . import options
-from ..analysis.compare import compare
-from ..exitcodes import ExitCode, FlagtraceError
+from ..analysis.compare import compare, unstable_fields
+from ..core.exitcodes import ExitCode, FlagtraceError
 from ..launch import remote, via
-from ..launch.request import ProbeRequest
 from ..launch.variants import Variant, VariantResult
-from ..adapters import choose_adapter
 from .. import report as reporters
 from ..report.paths import source_context
 from .base import prepare
@@ -92,7 +90,7 @@ def run_diff(opts, asked, command, out, err):
     results = [r for r, _ in resolved]
     analyses = [a for _, a in resolved]
     envs = whatif.environments(results, groups[0][0].env)
-    unstable = set(random_fields(analyses[local], twin))
+    unstable = set(unstable_fields(analyses[local], twin))
     doc = compare([r.variant.label for r in results], analyses, envs,
                   [whatif.hardware(r.trace) for r in results], aliases, unstable)
     doc["command"] = list(command)
@@ -113,23 +111,14 @@ def _with_twin(groups):
     return list(groups) + [(plan, gpu, [Variant(first.args, first.env, label=first.label + " (again)")])]
 
 
-def random_fields(analysis, again):
-    """The fields whose final values differ between two resolutions of the same command."""
-    if analysis is None or again is None:
-        return []
-    finals = {f["field"]: f["final"]["repr"] for f in analysis.get("fields", [])}
-    return [f["field"] for f in again.get("fields", []) if f["field"] in finals and finals[f["field"]] != f["final"]["repr"]]
-
-
 def _via_side(command, opts, asked):
     """A function resolving the command on the host behind ``--via`` (as explain --via does):
     (VariantResult, analysis). Usage errors are raised here, before anything starts."""
     prefix = via.split_via(opts.via)
     if not command:
         raise FlagtraceError("nothing to run: put the launch command after --", ExitCode.USAGE)
-    target = remote.parse_remote_command(command)
-    adapter = choose_adapter(target, asked)
-    request = ProbeRequest.build(adapter, target, asked).to_json()  # asked.via is set: the model path is checked there
+    ready = resolve.prepare(command, asked)  # asked.via is set: the model path is checked there
+    target, request = ready.target, ready.request.to_json()
     label, where, timeout = "via %s" % via.describe(prefix), opts.via, opts.timeout
 
     def resolve():

@@ -7,7 +7,7 @@ import time
 
 from ..envs.build import Builder, builder_for, human, _du
 from ..envs.release import parse_release
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 
 HELP = "the framework releases flagtrace builds for --release: list, build, prune"
 

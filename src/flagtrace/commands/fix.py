@@ -1,11 +1,11 @@
 """``flagtrace fix [--want FIELD=VALUE] -- COMMAND...``: the smallest change to the command that
 makes it resolve, or makes an overridden request (or a wanted value) stick, each verified by a
-real re-resolution (the search: whatif/fixsearch.py).
+real re-resolution (the search: engine/whatif/fixsearch.py).
 """
-from .. import whatif
+from ..engine import whatif
 from . import options
-from ..exitcodes import ExitCode
-from ..whatif.fixsearch import check_want_syntax, find
+from ..core.exitcodes import ExitCode
+from ..engine.whatif.fixsearch import check_want_syntax, find
 from .. import report as reporters
 from .base import prepare
 

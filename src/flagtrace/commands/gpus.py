@@ -1,6 +1,6 @@
 """``flagtrace gpus [--toml]``: the GPU profiles --gpu can simulate."""
-from .. import gpus
-from ..exitcodes import ExitCode
+from ..core import gpus
+from ..core.exitcodes import ExitCode
 
 HELP = "list the GPU profiles --gpu can simulate"
 

@@ -1,6 +1,10 @@
 """``flagtrace lock -f FILE... [-o LOCK]``: each deployment command's resolved values, for check --lock
-(the resolution and the lock file: deployment.py)."""
-from . import deployment, options
+(the resolution: engine/gate.py; the lock file: engine/lock.py)."""
+from ..core.exitcodes import ExitCode, FlagtraceError
+from ..engine.deployment import launches
+from ..engine.gate import gate
+from .gating import render_gate
+from . import options
 from .base import writable
 
 HELP = "with -f: write each deployment command's resolved values (check --lock compares against them)"
@@ -20,4 +24,8 @@ def add_arguments(p):
 
 def run(req):
     writable(req)
-    return deployment.run_lock(req.opts, req.asked, req.out, req.err)
+    opts = req.opts
+    if not opts.file:
+        raise FlagtraceError("lock: name the manifests with -f FILE|DIR|-", ExitCode.USAGE)
+    opts.format, path, opts.output = "terminal", opts.output, None
+    return render_gate(req, *gate(opts, launches(opts), req.asked, req.err, lock_out=path))

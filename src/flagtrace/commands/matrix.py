@@ -1,14 +1,14 @@
 """``flagtrace matrix --gpu A --gpu B --flags "..." --flags "..." -- COMMAND...``: one resolution per
 (GPU, flag set), a table of chosen fields, or of every field that differs between the cells.
 
-One import of the framework per GPU profile, one fork per flag set (whatif/); terminal, JSON, CSV.
+One import of the framework per GPU profile, one fork per flag set (engine/whatif/); terminal, JSON, CSV.
 """
 import difflib
 
-from .. import whatif
+from ..engine import whatif
 from . import options
 from ..analysis.compare import error_line, ordered_keys
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 from ..launch.variants import Variant
 from .. import report as reporters
 from .base import prepare

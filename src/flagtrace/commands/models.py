@@ -4,7 +4,7 @@ import json
 import os
 
 from ..probe import modelconfigs
-from ..exitcodes import ExitCode
+from ..core.exitcodes import ExitCode
 
 HELP = "list the bundled model configs a hub id or foreign path finds"
 

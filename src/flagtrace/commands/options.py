@@ -54,12 +54,13 @@ def whatif(p, unit, verb):
 
 
 def adapter_option(p):
-    """``--adapter NAME``: one of the adapters' names (the registry, adapters.ADAPTERS)."""
-    from ..adapters import ADAPTERS, NAMES
+    """``--adapter NAME``: one of the adapters' names (the registry, core.frameworks.ADAPTERS)."""
+    from ..adapters import adapter_classes
+    from ..core.frameworks import NAMES
 
     p.add_argument("--adapter", default="auto", choices=NAMES, metavar="NAME",
                    help="auto (default) recognises the command's framework; %s" % "; ".join(
-                       "%s: %s" % (a.name, a.summary) for a in ADAPTERS))
+                       "%s: %s" % (a.name, a.summary) for a in adapter_classes()))
 
 
 def timeout_option(p, what=None):

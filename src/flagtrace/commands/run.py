@@ -1,17 +1,20 @@
 """``flagtrace run [options] -- COMMAND...``: probe every Python process a launch command starts.
 
-cli.py parses the options; this builds the run request, runs the command tree (launch/tree.py),
-analyses it (analysis/tree.py) and reports it (report/tree.py).
+cli.py parses the options; this builds the run request, runs the command tree (launch/run_command.py),
+analyses it (analysis/run_analysis.py) and reports it (report/run_report.py).
 """
 
-from .. import adapters, gpus
-from .. import trace as tracefile
-from ..progress import Progress
-from ..analysis.tree import analyse_run
-from ..exitcodes import ExitCode, FlagtraceError
+from .. import adapters
+from ..adapters.generic import check_specs
+from ..core.frameworks import env_patterns, run_frameworks
+from ..core import gpus
+from ..core import trace as tracefile
+from ..report.progress import Progress
+from ..analysis.run_analysis import analyse_run
+from ..core.exitcodes import ExitCode, FlagtraceError
 from ..launch import via
 from ..launch.local import stderr_tail
-from ..launch.tree import RUN_SCHEMA, run_tree
+from ..launch.run_command import RUN_SCHEMA, run_tree
 from .. import report as reporters
 from . import options
 from .base import prepare
@@ -31,11 +34,11 @@ def run(req):
 
 
 def build_request(opts, asked, profile):
-    adapters.check_specs(asked.watch + asked.stop_at)
+    check_specs(asked.watch + asked.stop_at)
     adapters.check_name(asked.adapter)
     # Framework packages whose first import activates the probe, and the probe-side adapter set-up
     # that then runs (the adapter itself reads the release where the framework is installed).
-    frameworks = {k: v for k, v in adapters.run_frameworks().items() if asked.adapter in ("auto", v["adapter"])}
+    frameworks = {k: v for k, v in run_frameworks().items() if asked.adapter in ("auto", v["adapter"])}
     if not frameworks and not asked.watch:  # --adapter generic
         raise FlagtraceError("--adapter generic needs --watch MODULE:CLASS (the config class)", ExitCode.USAGE)
     names = list(frameworks)
@@ -46,7 +49,7 @@ def build_request(opts, asked, profile):
     request = {"watch": list(asked.watch), "stop_at": list(asked.stop_at),
                "user_specs": list(asked.watch + asked.stop_at), "frameworks": frameworks,
                "names": names, "live": bool(opts.live), "adapter": asked.adapter,
-               "env": adapters.env_patterns(),  # the variables each process records
+               "env": env_patterns(),  # the variables each process records
                # models stood in where each framework process starts (probe/modelconfigs.py; with --via on the
                # remote host: its paths, its Hugging Face cache and hub, not this machine's catalog)
                "models": {"explicit": asked.model_config, "offline": asked.offline}}

@@ -2,7 +2,7 @@
 import difflib
 
 from ..analysis.explain import field_history
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 from . import options
 from .base import prepare
 from .tracing import explained, report

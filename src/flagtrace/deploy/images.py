@@ -58,7 +58,7 @@ def tag_of(image):
 
 def release_of(image):
     """(NAME==VERSION or "", a note for the report or "") for an image reference."""
-    from ..envs.pinlib import shipped, vkey
+    from ..core.pinlib import shipped
 
     name, table = family(image)
     if table is None:
@@ -75,7 +75,7 @@ def release_of(image):
 
 def entrypoint(image, release):
     """The image's ENTRYPOINT + CMD words for a release ("" none known), and where that comes from."""
-    from ..envs.pinlib import vkey
+    from ..core.pinlib import vkey
 
     name, table = family(image)
     if table is None:

@@ -3,7 +3,7 @@
 and the user's extraArgs; argparse keeps the last), an option the release's parser does not know (it refuses
 it, or a wrapper's parse_known_args drops it), and one accepted only as an abbreviation of a longer flag
 (argparse's prefix matching: it breaks on the release that adds a flag sharing the prefix)."""
-from ..adapters.flag_history import present
+from ..core.flag_history import present
 
 
 def _options(tokens, option_name):
@@ -24,7 +24,7 @@ def _options(tokens, option_name):
 
 def findings(launch, adapter, version):
     """[{kind, option, message, tokens: [{text, origin}]}] for the launch's command on this release."""
-    from ..adapters.flag_history import version_key
+    from ..core.flag_history import version_key
 
     table = adapter.flag_table() if adapter is not None else None
     if adapter is not None and _runs_wrapper(launch.argv, adapter):

@@ -25,28 +25,14 @@ import subprocess
 import sys
 import time
 
-from ..cachefiles import cache_folder
-from ..exitcodes import ExitCode, FlagtraceError
-from . import installer, pinlib
-from .release import Release, recipes
+from ..core.cachefiles import cache_folder
+from ..core.exitcodes import ExitCode, FlagtraceError
+from . import installer
+from ..core import pinlib
+from .release import Recipe, Release, recipes  # noqa: F401 - Recipe: the builder's input
 
 TORCH_PINS = "torch==%s torchvision==%s" % (pinlib.TORCH["torch"], pinlib.TORCH["torchvision"])
 SHARED = "sglang"  # the folder the shared venv lives in (it was SGLang's first)
-
-
-@dataclasses.dataclass(frozen=True)
-class Recipe:
-    """What an adapter tells the builder about its framework (adapters/*.py release_recipe())."""
-    framework: str
-    smoke_module: str  # imported after the install: the release's config code loads
-    pins_module: str  # generates a pin file: pin_file(version) -> text, WHEELS the wheel cache it reads
-    first: tuple  # the supported range (probe adapter)
-    last: tuple
-    scripts: tuple = ()  # console scripts written beside bin/python
-    wheel_cache: bool = False  # overlays installed from <fw>/wheels only (the pin generator's cache)
-    venv_in_key: bool = False  # an overlay is rebuilt when the venv changes (its pins lean on base.txt)
-    pip_check: bool = False  # after the install, pip check may name only what the pin file leaves out
-    package: str = ""  # the module whose __version__ the smoke test checks ("": the framework's name)
 
 
 def default_root():
@@ -279,10 +265,9 @@ class Builder:
         self.say("%s: no pin file shipped; reading its METADATA from PyPI to write one" % release)
         try:
             text = module.pin_file(release.version)
-        except SystemExit as exc:  # the generators end with sys.exit(reason), as scripts do
-            reason = str(exc.code)
-            code = ExitCode.USAGE if "on PyPI" in reason else ExitCode.CANNOT_RUN
-            raise FlagtraceError("%s: cannot write its pin file: %s" % (release, reason.splitlines()[0]), code)
+        except pinlib.PinError as exc:
+            raise FlagtraceError("%s: cannot write its pin file: %s" % (release, exc.reason.splitlines()[0]),
+                                 pin_error_code(exc)) from exc
         path = os.path.join(self.home(release.framework), "pins", release.version + ".txt")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path + ".partial", "w") as fh:
@@ -303,7 +288,8 @@ class Builder:
                 wheels = os.path.join(self.home(release.framework), "wheels")
                 self.say("%s: fetching the wheels of %d pins that %s lacks" % (release, npins, wheels))
                 self.run(os.path.join(logs, "overlay-%s-fetch.log" % v),
-                         [python, "-c", "import sys; from flagtrace.envs import pinlib; pinlib.fetch(*sys.argv[1:])",
+                         [python, "-c",
+                          "import sys; from flagtrace.core import pinlib; pinlib.fetch_main(sys.argv[1:])",
                           wheels, pins], env=dict(self._clean_env(), PYTHONPATH=_package_parent()),
                          progress=_progress(str(release)))
             self.say("%s: installing %d pins (%s) with %s" % (release, npins, os.path.basename(pins),
@@ -430,10 +416,25 @@ class Builder:
             return None
 
 
+# flagtrace's exit code for each kind of pinlib.PinError a pin generator raises (the first class that matches).
+PIN_ERROR_CODES = (
+    (pinlib.NoWheel, ExitCode.USAGE),  # PyPI has no wheel of the release (or of what it pins): ask for another
+    (pinlib.PipFailed, ExitCode.CANNOT_RUN),  # network, index or pip itself
+    (pinlib.Unresolved, ExitCode.CANNOT_RUN),  # the generator's tables need an entry for this release
+    (pinlib.BadVersion, ExitCode.CANNOT_RUN),  # a version in METADATA or on PyPI (--release is checked before)
+    (pinlib.PinError, ExitCode.CANNOT_RUN),
+)
+
+
+def pin_error_code(exc):
+    """The ExitCode for a pin generator's PinError, by its kind (PIN_ERROR_CODES)."""
+    return next(code for kind, code in PIN_ERROR_CODES if isinstance(exc, kind))
+
+
 def _vkey_or_last(v):
     try:
         return pinlib.vkey(v)
-    except SystemExit:
+    except pinlib.BadVersion:
         return ((9999,), (9, 0), -1, float("inf"))
 
 

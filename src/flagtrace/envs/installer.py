@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 
 
 @functools.lru_cache(maxsize=1)

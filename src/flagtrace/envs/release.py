@@ -1,8 +1,10 @@
 """What ``--release NAME==VERSION`` names: a framework an adapter knows and a version in its range."""
 import dataclasses
+import importlib
 import re
 
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.frameworks import FRAMEWORKS
 from ..probe.adapters.release import parse_version
 
 _SPEC = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)==(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?)$")
@@ -17,15 +19,30 @@ class Release:
         return "%s==%s" % (self.framework, self.version)
 
 
-def recipes():
-    """{framework: its adapter's Recipe} for every framework adapter, and for each wrapper an adapter builds
-    over its framework (ai-dynamo)."""
-    from ..adapters import FRAMEWORKS
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """How the builder makes a framework's releases (from its record's ``release_env``, recipes())."""
+    framework: str
+    smoke_module: str  # imported after the install: the release's config code loads
+    pins_module: str  # generates a pin file: pin_file(version) -> text, WHEELS the wheel cache it reads
+    first: tuple  # the supported range (probe adapter)
+    last: tuple
+    scripts: tuple = ()  # console scripts written beside bin/python
+    wheel_cache: bool = False  # overlays installed from <fw>/wheels only (the pin generator's cache)
+    venv_in_key: bool = False  # an overlay is rebuilt when the venv changes (its pins lean on base.txt)
+    pip_check: bool = False  # after the install, pip check may name only what the pin file leaves out
+    package: str = ""  # the module whose __version__ the smoke test checks ("": the framework's name)
 
+
+def recipes():
+    """{framework: its Recipe} for every framework of the registry (its record's ``release_env``, the range its
+    probe adapter supports), and for each wrapper built over a framework's release (ai-dynamo)."""
     out = {}
-    for adapter in (a() for a in FRAMEWORKS):
-        out[adapter.name] = adapter.release_recipe()
-        out.update(adapter.wrapper_recipes())
+    for record in FRAMEWORKS:
+        first, last = importlib.import_module("flagtrace.probe.adapters." + record.name).supported_range()
+        out[record.name] = Recipe(framework=record.name, first=first, last=last, scripts=tuple(record.scripts),
+                                  **record.release_env)
+        out.update({name: Recipe(framework=name, **kw) for name, kw in record.wrapper_releases.items()})
     return out
 
 

@@ -3,7 +3,7 @@ import dataclasses
 import os
 import shutil
 
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 from ..probe.bootstrap.proctable import is_python_path, shebang_python
 from ..probe.common.cmdline import python_options
 
@@ -58,11 +58,10 @@ def parse_command(command):
 
 def _release_hint(word):
     """For a framework's console script that is not installed here: which --release to add."""
-    from ..adapters import FRAMEWORKS
-    from ..analysis.verdict import release_hint
+    from ..core.frameworks import by_script, release_hint
 
-    names = [a.name for a in FRAMEWORKS if word in a.scripts]
-    return "; " + release_hint(names[0]) if names else ""
+    record = by_script(word)
+    return "; " + release_hint(record.name) if record else ""
 
 
 def python_command(command, rest):

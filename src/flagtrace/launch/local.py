@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from .. import __version__
-from ..exitcodes import FlagtraceError
+from ..core.exitcodes import FlagtraceError
 from ..probe.bootstrap.proctable import exit_status, kill_tree, read_bytes
 from .command import Target
 

@@ -1,5 +1,5 @@
 """explain / why / check and ``flagtrace run`` on another host: the target as the remote side
-sees it (paths name files there), and one agent run per resolution (launch/agent.py) that brings
+sees it (paths name files there), and one agent run per resolution (launch/transport.py) that brings
 the trace, or the run document, back.
 
 ``run_remote`` is run_probe's twin: the same BOOTSTRAP in the remote interpreter. ``run_tree_remote``
@@ -12,9 +12,9 @@ import json
 import os
 
 from .. import __version__
-from ..exitcodes import FlagtraceError
+from ..core.exitcodes import FlagtraceError
 from ..probe.bootstrap.proctable import exit_status, is_python_path
-from .agent import pack_dir, run_agent
+from .transport import pack_dir, run_agent
 from .command import Target, parse_command, python_command
 from .local import BOOTSTRAP, PROBE_DIR, TOO_OLD, RunResult, run_probe, stderr_tail
 from .via import DEFAULT_PYTHON, describe, redact_word, split_via
@@ -102,7 +102,7 @@ def run_remote(target, request, timeout, via, env=None, on_wait=None, stdin_fd=0
 
 
 def run_tree_remote(command, request, timeout, via, python=None, on_wait=None, stdin_fd=0):
-    """launch/tree.py's run on the remote host, one transport call: the agent (run by ``python``,
+    """launch/run_command.py's run on the remote host, one transport call: the agent (run by ``python``,
     default python3) runs ``command`` through the probe's supervise.py there and returns the run
     document, with where it ran added as ``via``."""
     prefix = split_via(via)

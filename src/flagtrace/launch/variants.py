@@ -12,8 +12,8 @@ import time
 
 from .. import __version__
 from ..probe.modelconfigs import model_inputs
-from ..cachefiles import cache_folder, write_whole
-from ..exitcodes import FlagtraceError
+from ..core.cachefiles import cache_folder, write_whole
+from ..core.exitcodes import FlagtraceError
 from ..probe.bootstrap.proctable import read_bytes
 from ..probe.variants import variant_command
 from .local import run_probe, stderr_tail

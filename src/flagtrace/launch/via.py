@@ -3,12 +3,12 @@ errors, and the one remote command line flagtrace runs through it.
 
 That line is fixed: ``PYTHON -c LOADER`` (one shell-quoted word for ssh, which joins its argv into a
 shell string; separate argv words for docker/kubectl, which do not). Everything else travels on the
-transport's stdin (launch/agent.py). ``add_options`` adds --via/--python to any verb's parser.
+transport's stdin (launch/transport.py). ``add_options`` adds --via/--python to any verb's parser.
 """
 import os
 import shlex
 
-from ..exitcodes import ExitCode, FlagtraceError
+from ..core.exitcodes import ExitCode, FlagtraceError
 from ..probe.values import REDACTED, is_secret_name
 from .local import TOO_OLD
 

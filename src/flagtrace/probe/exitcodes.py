@@ -1,4 +1,4 @@
-"""Exit codes, as DESIGN.md fixes them. Every exit path uses these, the tool's and the probe's (stdlib only)."""
+"""Exit codes, as docs/exit-codes.md lists them. Every exit path uses these, the tool's and the probe's (stdlib only)."""
 import enum
 
 

@@ -12,7 +12,7 @@ import os
 # kind -> format -> "module:function" under flagtrace.report
 REPORTERS = {
     "analysis": {"terminal": "terminal:render_doc", "json": "jsonreport:render", "markdown": "markdown:render"},
-    "run": {"terminal": "tree:render_doc", "json": "jsonreport:render", "markdown": "markdown:render_run"},
+    "run": {"terminal": "run_report:render_doc", "json": "jsonreport:render", "markdown": "markdown:render_run"},
     "diff": {"terminal": "diff:terminal", "json": "jsonreport:render", "markdown": "diff:markdown"},
     "matrix": {"terminal": "matrix:terminal", "json": "jsonreport:render", "csv": "matrix:csv",
                "markdown": "matrix:markdown"},
@@ -39,7 +39,7 @@ def render(fmt, doc, sink, options):
 def check_writable(*paths):
     """Files a verb will write (-o, --save-trace), checked before anything runs: their folder
     must exist and be writable (a usage error, exit 64, not a failure after a long resolution)."""
-    from ..exitcodes import ExitCode, FlagtraceError
+    from ..core.exitcodes import ExitCode, FlagtraceError
 
     for path in paths:
         if not path:

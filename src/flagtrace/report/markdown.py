@@ -3,7 +3,7 @@ line, the command, the error block, a table of overridden fields, and ``<details
 the full explanations, decided fields, honoured ones and the simulation. Every framework
 file:line links to the source at the analysed release's tag."""
 from .. import __version__
-from ..adapters import source_url
+from ..core.frameworks import source_url
 from .paths import short_path
 
 CELL = 60  # longest value shown in a table cell
@@ -40,17 +40,17 @@ def _val(value):
 
 class MarkdownReport:
     def __init__(self, analysis, sink, verb="explain"):
-        self.a, self.sink, self.verb = analysis, sink, verb
+        self.analysis, self.sink, self.verb = analysis, sink, verb
 
-    def w(self, text=""):
+    def writeln(self, text=""):
         self.sink.write(text + "\n")
 
     # -- sections -------------------------------------------------------------------------
     def header(self):
-        a = self.a
+        a = self.analysis
         status = {"resolved": "resolved", "error": "resolution failed"}.get(a.get("status"), a.get("status"))
-        self.w("### flagtrace %s: %s" % (self.verb, status))
-        self.w()
+        self.writeln("### flagtrace %s: %s" % (self.verb, status))
+        self.writeln()
         s = a.get("summary") or {}
         parts = []
         if a.get("adapter"):
@@ -62,40 +62,41 @@ class MarkdownReport:
         parts.append(("**%d overridden**" if s.get("overridden") else "%d overridden") % s.get("overridden", 0))
         parts += ["%d decided" % s.get("decided", 0), "%d honoured" % s.get("honoured", 0),
                   "%d default" % s.get("default", 0)]
-        self.w(" · ".join(parts))
-        self.w()
+        self.writeln(" · ".join(parts))
+        self.writeln()
         t = a.get("target", {})
         command = " ".join(t.get("command", [])) or " ".join(t.get("argv", []))
-        self.w("```sh\n%s\n```" % command)
+        self.writeln("```sh\n%s\n```" % command)
         for s in (a.get("adapter") or {}).get("stand_ins") or []:
-            self.w()
-            self.w("> stood in: %s" % plain(s))
+            self.writeln()
+            self.writeln("> stood in: %s" % plain(s))
         for line in a.get("inputs") or []:
-            self.w()
-            self.w("> model: %s" % plain(line))
+            self.writeln()
+            self.writeln("> model: %s" % plain(line))
         from .terminal import deployment_lines
 
         for line in deployment_lines(a.get("deployment")):
-            self.w()
-            self.w("> %s" % plain(line.strip()))
+            self.writeln()
+            self.writeln("> %s" % plain(line.strip()))
         for note in a.get("notes", []):
-            self.w()
-            self.w("> note: %s" % plain(note))
+            self.writeln()
+            self.writeln("> note: %s" % plain(note))
 
     def explanation(self, item, indent=""):
         for i, c in enumerate(item.get("conditions", [])):
-            self.w("%s- %s %s (line %s)" % (indent, "because" if i == 0 else "and", code(c.get("text") or c["test"], 200),
-                                            c.get("line")))
+            self.writeln("%s- %s %s (line %s)" % (indent, "because" if i == 0 else "and",
+                                                  code(c.get("text") or c["test"], 200), c.get("line")))
         for r in item.get("reads", []):
             name = r.get("field") or r.get("local") or ("$" + r["env"] if r.get("env") else "?")
             value = _val(r.get("value")) if isinstance(r.get("value"), dict) else r.get("value")
-            self.w("%s- reads %s = %s ← %s" % (indent, code(name), code("unset" if value is None else value),
+            self.writeln("%s- reads %s = %s ← %s" % (indent, code(name), code("unset" if value is None else value),
                                               self.origin(r)))
         for h in item.get("hardware", []):
-            self.w("%s- asked %s → %s (line %s)" % (indent, code(h["query"]), code(h["result"]), h.get("line")))
+            self.writeln("%s- asked %s → %s (line %s)" % (indent, code(h["query"]), code(h["result"]), h.get("line")))
         local = item.get("from_local")
         if local:
-            self.w("%s- %s came from %s (line %s)" % (indent, code(local["local"]), code(local["src"]), local["line"]))
+            self.writeln("%s- %s came from %s (line %s)" % (indent, code(local["local"]), code(local["src"]),
+                                                            local["line"]))
             self.explanation(local, indent + "  ")
 
     def origin(self, read):
@@ -107,149 +108,154 @@ class MarkdownReport:
         if origin == "decided" and read.get("set_by"):
             by = read["set_by"]
             return "set%s by %s (%s)" % (" from %s" % code(_val(read.get("was"))) if read.get("was") else "",
-                                         code(by.get("func")), where(self.a, by.get("file"), by.get("line")))
+                                         code(by.get("func")), where(self.analysis, by.get("file"), by.get("line")))
         return plain(origin or "?")
 
     def fix(self, fix, indent=""):
         if not fix:
             return
         if not fix.get("changes"):
-            self.w("%s- **fix**: none verified among %d candidates" % (indent, fix.get("tried", 0)))
+            self.writeln("%s- **fix**: none verified among %d candidates" % (indent, fix.get("tried", 0)))
             return
-        self.w("%s- **fix**: %s (verified: %s)" % (indent, " + ".join(code(c) for c in fix["changes"]),
+        self.writeln("%s- **fix**: %s (verified: %s)" % (indent, " + ".join(code(c) for c in fix["changes"]),
                                                     plain(fix.get("outcome"))))
 
     def error(self):
-        e = self.a.get("error")
+        e = self.analysis.get("error")
         if not e:
             return
-        self.w()
-        self.w("#### Error")
-        self.w()
+        self.writeln()
+        self.writeln("#### Error")
+        self.writeln()
         if e.get("kind") == "argparse":
-            self.w("The argument parser refused the command line: %s" % code(e["message"], 300))
-            self.w()
+            self.writeln("The argument parser refused the command line: %s" % code(e["message"], 300))
+            self.writeln()
             for flag, close in sorted((e.get("suggestions") or {}).items()):
-                self.w("- %s: %s" % (code(flag), "did you mean %s?" % " or ".join(code(c) for c in close)
-                                     if close else "no similar flag"))
+                self.writeln("- %s: %s" % (code(flag), "did you mean %s?" % " or ".join(code(c) for c in close)
+                                           if close else "no similar flag"))
             for flag, hint in sorted((e.get("renamed") or {}).items()):
-                self.w("- %s: %s" % (code(flag), plain(hint)))
+                self.writeln("- %s: %s" % (code(flag), plain(hint)))
             self.fix(e.get("fix"))
             return
         if e.get("simulation_gap"):  # the simulation's limit: not the framework's own error
-            self.w("**Simulation gap**: %s" % plain(e["simulation_gap"]))
-            self.w()
-        self.w("**%s**: %s" % (plain(e.get("type")), plain(e.get("message"))))
-        self.w()
+            self.writeln("**Simulation gap**: %s" % plain(e["simulation_gap"]))
+            self.writeln()
+        self.writeln("**%s**: %s" % (plain(e.get("type")), plain(e.get("message"))))
+        self.writeln()
         site = e.get("site")
         if site:
-            self.w("raised in %s (%s)" % (code(site.get("func")), where(self.a, site.get("file"), site.get("line"))))
-            self.w()
+            self.writeln("raised in %s (%s)" % (code(site.get("func")),
+                                                where(self.analysis, site.get("file"), site.get("line"))))
+            self.writeln()
         self.explanation(e)
         for hint in e.get("hints") or []:
-            self.w("- hint: %s" % plain(hint["text"]))
+            self.writeln("- hint: %s" % plain(hint["text"]))
         self.fix(e.get("fix"))
 
     def overridden(self):
-        items = [f for f in self.a.get("fields", []) if f["verdict"] == "overridden"]
+        items = [f for f in self.analysis.get("fields", []) if f["verdict"] == "overridden"]
         if not items:
             return
-        self.w()
-        self.w("#### Overridden: asked for one value, got another")
-        self.w()
-        self.w("| field | asked | got | who | where |")
-        self.w("|---|---|---|---|---|")
+        self.writeln()
+        self.writeln("#### Overridden: asked for one value, got another")
+        self.writeln()
+        self.writeln("| field | asked | got | who | where |")
+        self.writeln("|---|---|---|---|---|")
         for f in items:
             last = (f.get("changes") or [{}])[-1]
             asked = code(_val(f["initial"]))
             if f.get("requested"):
                 asked += " (%s)" % code(f["requested"]["typed"])
-            self.w("| %s | %s | %s | %s | %s |" % (code(f["field"]), asked, code(_val(f["final"])),
+            self.writeln("| %s | %s | %s | %s | %s |" % (code(f["field"]), asked, code(_val(f["final"])),
                                                   code(last.get("func") or "?"),
-                                                  where(self.a, last.get("file"), last.get("line"))))
-        self.w()
-        self.w("<details><summary>Why each overridden field changed</summary>")
-        self.w()
+                                                  where(self.analysis, last.get("file"), last.get("line"))))
+        self.writeln()
+        self.writeln("<details><summary>Why each overridden field changed</summary>")
+        self.writeln()
         for f in items:
             self.history(f)
-        self.w("</details>")
+        self.writeln("</details>")
 
     def history(self, f):
-        self.w("**%s** %s → %s" % (plain(f["field"]), code(_val(f["initial"])), code(_val(f["final"]))))
-        self.w()
+        self.writeln("**%s** %s → %s" % (plain(f["field"]), code(_val(f["initial"])), code(_val(f["final"]))))
+        self.writeln()
         for c in f.get("changes", []):
-            self.w("- %s → %s by %s (%s): %s" % (code(_val(c.get("old"))), code(_val(c.get("new"))),
-                                                 code(c.get("func")), where(self.a, c.get("file"), c.get("line")),
-                                                 code(c.get("src") or c.get("statement") or "", 120)))
+            self.writeln("- %s → %s by %s (%s): %s" % (code(_val(c.get("old"))), code(_val(c.get("new"))),
+                                                       code(c.get("func")),
+                                                       where(self.analysis, c.get("file"), c.get("line")),
+                                                       code(c.get("src") or c.get("statement") or "", 120)))
             self.explanation(c, "  ")
         self.fix(f.get("fix"))
-        self.w()
+        self.writeln()
 
     def decided(self):
-        items = [f for f in self.a.get("fields", []) if f["verdict"] == "decided"]
+        items = [f for f in self.analysis.get("fields", []) if f["verdict"] == "decided"]
         if not items:
             return
-        self.w()
-        self.w("<details><summary>Decided (%d): not asked for; the program replaced the default</summary>"
-               % len(items))
-        self.w()
-        self.w("| field | from | to | where |")
-        self.w("|---|---|---|---|")
+        self.writeln()
+        self.writeln("<details><summary>Decided (%d): not asked for; the program replaced the default</summary>"
+                     % len(items))
+        self.writeln()
+        self.writeln("| field | from | to | where |")
+        self.writeln("|---|---|---|---|")
         for f in items:
             last = (f.get("changes") or [{}])[-1]
-            self.w("| %s | %s | %s | %s %s |" % (code(f["field"]), code(_val(f["initial"])), code(_val(f["final"])),
-                                                 code((last.get("func") or "?").rsplit(".", 1)[-1]),
-                                                 where(self.a, last.get("file"), last.get("line"))))
-        self.w()
-        self.w("</details>")
+            self.writeln("| %s | %s | %s | %s %s |" % (code(f["field"]), code(_val(f["initial"])),
+                                                       code(_val(f["final"])),
+                                                       code((last.get("func") or "?").rsplit(".", 1)[-1]),
+                                                       where(self.analysis, last.get("file"), last.get("line"))))
+        self.writeln()
+        self.writeln("</details>")
 
     def honoured(self):
-        items = [f for f in self.a.get("fields", []) if f["verdict"] == "honoured"]
+        items = [f for f in self.analysis.get("fields", []) if f["verdict"] == "honoured"]
         if not items:
             return
-        self.w()
-        self.w("<details><summary>Honoured (%d): asked for and kept</summary>" % len(items))
-        self.w()
+        self.writeln()
+        self.writeln("<details><summary>Honoured (%d): asked for and kept</summary>" % len(items))
+        self.writeln()
         for f in items:
-            self.w("- %s = %s" % (code(f["field"]), code(_val(f["final"]))))
-        self.w()
-        self.w("</details>")
+            self.writeln("- %s = %s" % (code(f["field"]), code(_val(f["final"]))))
+        self.writeln()
+        self.writeln("</details>")
 
     def simulation(self):
-        sim = self.a.get("simulation")
+        sim = self.analysis.get("simulation")
         if not sim:
             return
-        self.w()
-        self.w("<details><summary>Simulation and stand-ins</summary>")
-        self.w()
-        self.w("- GPU: %s" % plain(sim.get("describe", "")))
+        self.writeln()
+        self.writeln("<details><summary>Simulation and stand-ins</summary>")
+        self.writeln()
+        self.writeln("- GPU: %s" % plain(sim.get("describe", "")))
         if sim.get("patched"):
-            self.w("- patched: %s" % plain(", ".join(sim["patched"][:12]) + (" …" if len(sim["patched"]) > 12 else "")))
+            self.writeln("- patched: %s" % plain(", ".join(sim["patched"][:12])
+                                                 + (" …" if len(sim["patched"]) > 12 else "")))
         for s in sim.get("stand_ins") or []:
-            self.w("- stand-in: %s" % plain(s))
+            self.writeln("- stand-in: %s" % plain(s))
         for s in sim.get("compat") or []:
-            self.w("- compatibility: %s" % plain(s))
-        for u in self.a.get("unanswered") or []:
-            self.w("- not simulated (this machine answered): %s → %s (%s)" % (
-                code(u["query"]), code(u["result"]), where(self.a, u["file"], u["line"])))
-        self.w()
-        self.w("</details>")
+            self.writeln("- compatibility: %s" % plain(s))
+        for u in self.analysis.get("unanswered") or []:
+            self.writeln("- not simulated (this machine answered): %s → %s (%s)" % (
+                code(u["query"]), code(u["result"]), where(self.analysis, u["file"], u["line"])))
+        self.writeln()
+        self.writeln("</details>")
 
     def expectations(self, results):
         if not results:
             return
-        self.w()
-        self.w("#### Expectations")
-        self.w()
-        self.w("| | field | expected | got |")
-        self.w("|---|---|---|---|")
+        self.writeln()
+        self.writeln("#### Expectations")
+        self.writeln()
+        self.writeln("| | field | expected | got |")
+        self.writeln("|---|---|---|---|")
         for e in results:
-            self.w("| %s | %s | %s | %s |" % ("PASS" if e["ok"] else "**FAIL**", code(e["field"]), code(e["expected"]),
-                                             code("no such field" if e["actual"] is None else e["actual"])))
+            self.writeln("| %s | %s | %s | %s |" % ("PASS" if e["ok"] else "**FAIL**", code(e["field"]),
+                                                    code(e["expected"]),
+                                                    code("no such field" if e["actual"] is None else e["actual"])))
 
     def footer(self):
-        self.w()
-        self.w("<sub>flagtrace %s</sub>" % __version__)
+        self.writeln()
+        self.writeln("<sub>flagtrace %s</sub>" % __version__)
 
 
 def render(doc, sink, options):
@@ -258,7 +264,7 @@ def render(doc, sink, options):
     report = MarkdownReport(doc, sink, options.get("verb", "explain"))
     report.header()
     if doc.get("field") and options.get("verb") == "why":
-        report.w()
+        report.writeln()
         report.history(doc["field"])
         report.footer()
         return

@@ -110,56 +110,56 @@ def _stand_ins(entries):
 
 class TerminalReport:
     def __init__(self, analysis, console=None, width=100, color=None, details=False):
-        self.a = analysis
+        self.analysis = analysis
         self.details = details
         self.tree = details  # why and --details: follow decided reads back (cause)
-        self.c = console or Console(width=width, highlight=False, soft_wrap=False,
-                                    color_system="auto" if color is None else ("standard" if color else None),
-                                    no_color=(color is False))
+        self.console = console or Console(width=width, highlight=False, soft_wrap=False,
+                                          color_system="auto" if color is None else ("standard" if color else None),
+                                          no_color=(color is False))
 
-    def p(self, markup="", **kw):
-        self.c.print(markup, **kw)
+    def print(self, markup="", **kw):
+        self.console.print(markup, **kw)
 
     # -- sections -------------------------------------------------------------------
     def header(self, verb="explain"):
-        a = self.a
+        a = self.analysis
         t = a.get("target", {})
         command = " ".join(t.get("command", [])) or " ".join(t.get("argv", []))
-        self.p("[bold]flagtrace %s[/bold]  %s" % (verb, escape(command)))
+        self.print("[bold]flagtrace %s[/bold]  %s" % (verb, escape(command)))
         pkgs = ", ".join("%s %s" % (p["module"], p.get("version") or "?") for p in a.get("packages", [])
                          if p.get("imported"))
-        self.p("  interpreter  %s (Python %s)%s" % (escape(t.get("interpreter", "?")), t.get("python", "?"),
+        self.print("  interpreter  %s (Python %s)%s" % (escape(t.get("interpreter", "?")), t.get("python", "?"),
                                                   (" · " + escape(pkgs)) if pkgs else ""))
         if a.get("adapter"):
             ad = a["adapter"]
-            self.p("  adapter      %s" % escape(ad.get("describe") or ad.get("name", "")))
+            self.print("  adapter      %s" % escape(ad.get("describe") or ad.get("name", "")))
             for i, s in enumerate(ad.get("stand_ins") or []):  # what a dry run did not contact (Dynamo's runtime)
-                self.p("  %s %s" % ("stood in    " if i == 0 else "            ", escape(s)))
+                self.print("  %s %s" % ("stood in    " if i == 0 else "            ", escape(s)))
         if a.get("object"):
             stop = (" · stopped at %s" % a["stop"]) if a.get("stop") else ""
-            self.p("  object       %s%s" % (escape(a["object"]), escape(stop)))
+            self.print("  object       %s%s" % (escape(a["object"]), escape(stop)))
         for i, line in enumerate(a.get("inputs") or []):
-            self.p("  %s %s" % ("model       " if i == 0 else "            ", escape(line)))
+            self.print("  %s %s" % ("model       " if i == 0 else "            ", escape(line)))
         for line in deployment_lines(a.get("deployment")):
-            self.p("  %s" % escape(line))
+            self.print("  %s" % escape(line))
         sim = a.get("simulation")
         if sim:
-            self.p("  simulated    %s" % escape(sim.get("describe", "")))
+            self.print("  simulated    %s" % escape(sim.get("describe", "")))
             if sim.get("stand_ins"):
-                self.p("  stand-ins    %s" % escape(_stand_ins(sim["stand_ins"])))
+                self.print("  stand-ins    %s" % escape(_stand_ins(sim["stand_ins"])))
             for i, shim in enumerate(sim.get("compat") or []):
-                self.p("  %s %s" % ("compat      " if i == 0 else "            ", escape(shim)))
+                self.print("  %s %s" % ("compat      " if i == 0 else "            ", escape(shim)))
             host = _host(sim.get("patched") or [])
             if host:
-                self.p("  host         %s" % escape(host))
+                self.print("  host         %s" % escape(host))
             for i, u in enumerate(a.get("unanswered") or []):
-                self.p("  %s %s → %s  [dim]%s:%s %s[/dim]" % (
+                self.print("  %s %s → %s  [dim]%s:%s %s[/dim]" % (
                     "not simulated" if i == 0 else "             ", escape(u["query"]), escape(str(u["result"])),
                     escape(short_path(u["file"], a)), u["line"], escape(str(u["func"]))))
 
     def summary(self):
-        s = self.a["summary"]
-        status = self.a["status"]
+        s = self.analysis["summary"]
+        status = self.analysis["status"]
         head = {"resolved": "[green]Resolved[/green]", "error": "[red bold]Resolution failed[/red bold]"}.get(
             status, "[yellow]%s[/yellow]" % escape(str(status)))
         parts = ["%d fields" % s["fields"]]
@@ -168,25 +168,25 @@ class TerminalReport:
         else:
             parts.append("0 overridden")
         parts += ["%d decided" % s["decided"], "%d honoured" % s["honoured"], "%d default" % s["default"]]
-        self.p()
-        self.p("%s: %s" % (head, " · ".join(parts)))
-        for note in self.a.get("notes", []):
-            self.p("[yellow]note:[/yellow] %s" % escape(note))
+        self.print()
+        self.print("%s: %s" % (head, " · ".join(parts)))
+        for note in self.analysis.get("notes", []):
+            self.print("[yellow]note:[/yellow] %s" % escape(note))
 
     def change(self, ch, indent="    "):
-        where = "%s:%s" % (short_path(ch.get("file"), self.a), ch.get("line"))
+        where = "%s:%s" % (short_path(ch.get("file"), self.analysis), ch.get("line"))
         how = {"inplace": " (changed in place)", "bypass": " (object.__setattr__)",
                "declared": " (declared)"}.get(ch["how"], "")
         if ch.get("replaced"):
             how = " (replaced %s)" % ch["replaced"]
-        self.p("%s[cyan]%s[/cyan]  %s%s" % (indent, escape(ch.get("func") or "?"), escape(where), how))
-        self.p("%s  %s → %s" % (indent, escape(_val(ch.get("old"))), escape(_val(ch.get("new")))))
+        self.print("%s[cyan]%s[/cyan]  %s%s" % (indent, escape(ch.get("func") or "?"), escape(where), how))
+        self.print("%s  %s → %s" % (indent, escape(_val(ch.get("old"))), escape(_val(ch.get("new")))))
         if ch.get("statement") or ch.get("src"):
-            self.p("%s  [dim]%s[/dim]" % (indent, escape(ch.get("statement") or ch["src"])))
+            self.print("%s  [dim]%s[/dim]" % (indent, escape(ch.get("statement") or ch["src"])))
         declared = ch.get("declared")
         text = _declared_text(ch, declared) if declared else None
         if text:
-            self.p("%s  [dim]%s[/dim]" % (indent, escape(text)))
+            self.print("%s  [dim]%s[/dim]" % (indent, escape(text)))
         self.explanation(ch, indent + "  ")
 
     def explanation(self, item, indent, depth=0):
@@ -194,17 +194,17 @@ class TerminalReport:
         for i, c in enumerate(conds):
             label = "because" if i == 0 else "       "
             holds = {True: "", False: "", None: ""}[c["holds"]]
-            self.p("%s%s %s  [dim](line %s)[/dim]%s" % (indent, label, escape(c["text"]), c["line"], holds))
+            self.print("%s%s %s  [dim](line %s)[/dim]%s" % (indent, label, escape(c["text"]), c["line"], holds))
         reads = item.get("reads") or []
         for i, r in enumerate(reads):
             label = "reads  " if i == 0 else "       "
             if "local" in r:
-                self.p("%s%s %s = %s  [dim](local)[/dim]" % (indent, label, escape(r["local"]),
-                                                             escape(_val(r["value"]))))
+                self.print("%s%s %s = %s  [dim](local)[/dim]" % (indent, label, escape(r["local"]),
+                                                                 escape(_val(r["value"]))))
                 continue
             if "env" in r:
                 via = " via %s" % r["via"] if r.get("via") else ""
-                self.p("%s%s $%s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["env"]), escape(_env_val(r)),
+                self.print("%s%s $%s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["env"]), escape(_env_val(r)),
                                                            escape(_env_origin(r)), escape(via)))
                 continue
             via = " via %s" % r["via"] if r.get("via") else ""
@@ -213,22 +213,23 @@ class TerminalReport:
                 where = d.get("decider") or {}
                 via += "; declared %s by %s (%s:%s), which a resolved view reads" % (
                     _val(d["value"]), d["source"], os.path.basename(where.get("file") or "?"), where.get("line"))
-            self.p("%s%s %s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["field"]), escape(_val(r["value"])),
-                                                       escape(_origin_text(r)), escape(via)))
+            self.print("%s%s %s = %s  [dim]← %s%s[/dim]" % (indent, label, escape(r["field"]),
+                                                            escape(_val(r["value"])), escape(_origin_text(r)),
+                                                            escape(via)))
             self.cause(r, item.get("seq"), indent + "         ", depth)
         for i, h in enumerate(item.get("hardware") or []):
             label = "asked  " if i == 0 else "       "
-            self.p("%s%s %s → %s  [dim](line %s)[/dim]" % (indent, label, escape(h["query"]), escape(h["result"]),
+            self.print("%s%s %s → %s  [dim](line %s)[/dim]" % (indent, label, escape(h["query"]), escape(h["result"]),
                                                           h.get("line")))
         for env in item.get("env") or []:
-            self.p("%senv     %s=%s  [dim](was %s)[/dim]" % (indent, escape(env["key"]), escape(str(env["new"])),
+            self.print("%senv     %s=%s  [dim](was %s)[/dim]" % (indent, escape(env["key"]), escape(str(env["new"])),
                                                          escape(str(env["old"]))))
         for log in item.get("logs") or []:
-            self.p("%slogged  %s %s" % (indent, log["level"], escape(_ends(log["message"], 300))))
+            self.print("%slogged  %s %s" % (indent, log["level"], escape(_ends(log["message"], 300))))
         local = item.get("from_local")
         if local:
-            self.p("%s%s came from  %s  [dim](line %s)[/dim]" % (indent, escape(local["local"]), escape(local["src"]),
-                                                             local["line"]))
+            self.print("%s%s came from  %s  [dim](line %s)[/dim]" % (indent, escape(local["local"]),
+                                                                     escape(local["src"]), local["line"]))
             self.explanation(dict(local, seq=item.get("seq")), indent + "  ", depth)
 
     CAUSE_DEPTH = 3  # why: a decided field a condition read is followed back this many levels
@@ -238,25 +239,26 @@ class TerminalReport:
         the user's inputs, defaults, environment and hardware answers (bounded depth)."""
         if not self.tree or depth >= self.CAUSE_DEPTH or read.get("origin") != "decided" or seq is None:
             return
-        f = next((x for x in self.a.get("fields", []) if x["field"] == read["field"]), None)
+        f = next((x for x in self.analysis.get("fields", []) if x["field"] == read["field"]), None)
         before = [c for c in (f or {}).get("changes", []) if c.get("seq", 0) < seq and not c.get("brief")]
         if not before:
             return
         ch = before[-1]
-        self.p("%s[dim]↳ %s was set by %s (%s:%s)[/dim]" % (indent, escape(read["field"]), escape(ch.get("func") or "?"),
-                                                         escape(short_path(ch.get("file"), self.a)), ch.get("line")))
+        self.print("%s[dim]↳ %s was set by %s (%s:%s)[/dim]" % (
+            indent, escape(read["field"]), escape(ch.get("func") or "?"),
+            escape(short_path(ch.get("file"), self.analysis)), ch.get("line")))
         self.explanation(ch, indent + "  ", depth + 1)
 
     def field_block(self, f, detail=True):
         req = f.get("requested")
         asked = "  [dim](asked: %s)[/dim]" % escape(req["typed"]) if req else ""
-        self.p("  [bold]%s[/bold]  %s → %s%s" % (escape(f["field"]), escape(_val(f["initial"])),
+        self.print("  [bold]%s[/bold]  %s → %s%s" % (escape(f["field"]), escape(_val(f["initial"])),
                                                 escape(_val(f["final"])), asked))
         if detail:
             for ch, skipped in _with_skips(f["changes"]):
                 if skipped:
-                    self.p("    [dim]… %d more changes (flagtrace why %s --format json lists them)[/dim]"
-                           % (skipped, escape(f["field"])))
+                    self.print("    [dim]… %d more changes (flagtrace why %s --format json lists them)[/dim]"
+                               % (skipped, escape(f["field"])))
                 self.change(ch)
             self.fix(f.get("fix"), "    ")
 
@@ -265,37 +267,37 @@ class TerminalReport:
         if not fix:
             return
         if not fix.get("changes") and not fix.get("tried"):
-            self.p("%s[bold]fix[/bold]     nothing to try: the explanation names no option or variable to change"
-                   % indent)
+            self.print("%s[bold]fix[/bold]     nothing to try: the explanation names no option or variable to change"
+                       % indent)
             return
         if not fix.get("changes"):
-            self.p("%s[bold]fix[/bold]     none verified among %d candidates (the deciding code read: %s)"
-                   % (indent, fix.get("tried", 0), escape(", ".join(fix.get("read") or []) or "nothing")))
+            self.print("%s[bold]fix[/bold]     none verified among %d candidates (the deciding code read: %s)"
+                       % (indent, fix.get("tried", 0), escape(", ".join(fix.get("read") or []) or "nothing")))
             return
         effects = fix.get("side_effects") or []
         moved = "; ".join("%s → %s" % (e["field"], _clip(e["new"], 30)) for e in effects[:4])
         if len(effects) > 4:
             moved += " (and %d more)" % (len(effects) - 4)
-        self.p("%s[bold green]fix[/bold green]     %s  [dim](verified: %s%s)[/dim]" % (
+        self.print("%s[bold green]fix[/bold green]     %s  [dim](verified: %s%s)[/dim]" % (
             indent, escape("  +  ".join(fix["changes"])), escape(_clip(fix["outcome"], 60)),
             escape("; also moves " + moved) if moved else ""))
 
     def overridden(self):
-        items = [f for f in self.a["fields"] if f["verdict"] == "overridden"]
+        items = [f for f in self.analysis["fields"] if f["verdict"] == "overridden"]
         if not items:
             return
-        self.p()
-        self.p("[red bold]OVERRIDDEN[/red bold] — you asked for a value and got another")
+        self.print()
+        self.print("[red bold]OVERRIDDEN[/red bold] — you asked for a value and got another")
         for f in items:
             self.field_block(f)
 
     def decided(self):
-        items = [f for f in self.a["fields"] if f["verdict"] == "decided"]
+        items = [f for f in self.analysis["fields"] if f["verdict"] == "decided"]
         if not items:
             return
-        self.p()
-        self.p("[yellow bold]DECIDED[/yellow bold] — not asked for; the program replaced the default"
-               + ("" if self.details else "  [dim](flagtrace why FIELD, or --details, for the reasons)[/dim]"))
+        self.print()
+        self.print("[yellow bold]DECIDED[/yellow bold] — not asked for; the program replaced the default"
+                   + ("" if self.details else "  [dim](flagtrace why FIELD, or --details, for the reasons)[/dim]"))
         if self.details:
             for f in items:
                 self.field_block(f)
@@ -309,86 +311,86 @@ class TerminalReport:
                 where += " (%d changes)" % len(f["changes"])
             change = _clip("%s → %s" % (_val(f["initial"]), _val(f["final"])), 40)
             line = "  %s  %s" % (f["field"].ljust(width), change)
-            if len(line) + 2 + len(where) <= self.c.width:
-                self.p("[bold]%s[/bold]  [dim]%s[/dim]" % (escape(line), escape(where)))
+            if len(line) + 2 + len(where) <= self.console.width:
+                self.print("[bold]%s[/bold]  [dim]%s[/dim]" % (escape(line), escape(where)))
             else:
-                self.p("[bold]%s[/bold]" % escape(line))
-                self.p("      [dim]%s[/dim]" % escape(where))
+                self.print("[bold]%s[/bold]" % escape(line))
+                self.print("      [dim]%s[/dim]" % escape(where))
 
     def honoured(self):
-        items = [f for f in self.a["fields"] if f["verdict"] == "honoured"]
+        items = [f for f in self.analysis["fields"] if f["verdict"] == "honoured"]
         if not items:
             return
-        self.p()
+        self.print()
         names = ", ".join("%s=%s" % (f["field"], _val(f["final"])) for f in items)
-        self.p("[green bold]HONOURED[/green bold] (%d): %s" % (len(items), escape(names)))
-        for f in self.a["fields"]:
+        self.print("[green bold]HONOURED[/green bold] (%d): %s" % (len(items), escape(names)))
+        for f in self.analysis["fields"]:
             req = f.get("requested") or {}
             if req.get("alias_of"):
-                self.p("  [dim]%s was given as %s, an alias of %s[/dim]" % (
+                self.print("  [dim]%s was given as %s, an alias of %s[/dim]" % (
                     escape(f["field"]), escape(req["typed"]), escape(req["alias_of"])))
 
     def later(self):
         """Fields still unset at the stop point that code after it assigns (at model load)."""
-        items = [f for f in self.a["fields"] if f.get("after_stop") and _val(f["final"]) == "None"]
+        items = [f for f in self.analysis["fields"] if f.get("after_stop") and _val(f["final"]) == "None"]
         if not items:
             return
-        self.p()
-        self.p("[yellow bold]DECIDED LATER[/yellow bold] — still unset when resolution ends; assigned after the "
-               "stop point")
+        self.print()
+        self.print("[yellow bold]DECIDED LATER[/yellow bold] — still unset when resolution ends; assigned after the "
+                   "stop point")
         width = min(max(len(f["field"]) for f in items), 32)
         for f in items:
             site = f["after_stop"]
-            self.p("  [bold]%s[/bold]  [dim]%s:%s %s%s[/dim]" % (
+            self.print("  [bold]%s[/bold]  [dim]%s:%s %s%s[/dim]" % (
                 escape(f["field"].ljust(width)), escape(os.path.basename(site["file"])), site["line"],
                 escape(site["func"]), escape(" (%s)" % site["when"] if site.get("when") else "")))
 
     def error(self):
-        e = self.a.get("error")
+        e = self.analysis.get("error")
         if not e:
             return
-        self.p()
+        self.print()
         if e["kind"] == "argparse":
-            self.p("[red bold]ERROR[/red bold] the argument parser refused the command line")
-            self.p("  %s: error: %s" % (escape(e.get("prog") or ""), escape(e["message"])))
+            self.print("[red bold]ERROR[/red bold] the argument parser refused the command line")
+            self.print("  %s: error: %s" % (escape(e.get("prog") or ""), escape(e["message"])))
             for flag, close in (e.get("suggestions") or {}).items():
                 hint = ("did you mean %s?" % " or ".join(close)) if close else "no similar flag"
-                self.p("  %s: %s" % (escape(flag), escape(hint)))
+                self.print("  %s: %s" % (escape(flag), escape(hint)))
             for flag, hint in (e.get("renamed") or {}).items():
-                self.p("  %s: %s" % (escape(flag), escape(hint)))
+                self.print("  %s: %s" % (escape(flag), escape(hint)))
             self.fix(e.get("fix"), "  ")
             return
         if e.get("simulation_gap"):  # the simulation's limit: not the framework's own error
-            self.p("[yellow bold]SIMULATION GAP[/yellow bold] %s" % escape(e["simulation_gap"]))
-        self.p("[red bold]ERROR[/red bold] %s: %s" % (escape(e["type"]), escape(e["message"])))
+            self.print("[yellow bold]SIMULATION GAP[/yellow bold] %s" % escape(e["simulation_gap"]))
+        self.print("[red bold]ERROR[/red bold] %s: %s" % (escape(e["type"]), escape(e["message"])))
         site = e.get("site")
         if site:
-            self.p("  raised in [cyan]%s[/cyan]  %s:%s" % (escape(site.get("func") or "?"),
-                                                          escape(short_path(site.get("file"), self.a)),
+            self.print("  raised in [cyan]%s[/cyan]  %s:%s" % (escape(site.get("func") or "?"),
+                                                          escape(short_path(site.get("file"), self.analysis)),
                                                           site.get("line")))
             if e.get("statement") or site.get("src"):
-                self.p("    [dim]%s[/dim]" % escape(e.get("statement") or site["src"]))
+                self.print("    [dim]%s[/dim]" % escape(e.get("statement") or site["src"]))
         self.explanation(e, "  ")
         for i, hint in enumerate(e.get("hints") or []):
-            self.p("  %s %s" % ("hint   " if i == 0 else "       ", escape(hint["text"])))
+            self.print("  %s %s" % ("hint   " if i == 0 else "       ", escape(hint["text"])))
         self.fix(e.get("fix"), "  ")
         mentioned = [m for m in e.get("mentions", [])
                      if not any(r.get("field") == m["field"] for r in e.get("reads", []))]
         for i, m in enumerate(mentioned):
             label = "message names" if i == 0 else "             "
-            self.p("  %s %s = %s  [dim]← %s[/dim]" % (label, escape(m["field"]), escape(_val(m["value"])),
+            self.print("  %s %s = %s  [dim]← %s[/dim]" % (label, escape(m["field"]), escape(_val(m["value"])),
                                                        escape(_origin_text(m))))
 
     def environment(self):
-        items = self.a.get("env") or []
+        items = self.analysis.get("env") or []
         if not items:
             return
-        self.p()
-        self.p("[bold]ENVIRONMENT[/bold] — written by the program while it resolved")
+        self.print()
+        self.print("[bold]ENVIRONMENT[/bold] — written by the program while it resolved")
         for e in items:
             where = "%s:%s %s" % (os.path.basename(e.get("file") or "?"), e.get("line"),
                                   (e.get("func") or "?").rsplit(".", 1)[-1])
-            self.p("  %s=%s  [dim](was %s)  %s[/dim]" % (escape(e["key"]), escape(str(e["new"])),
+            self.print("  %s=%s  [dim](was %s)  %s[/dim]" % (escape(e["key"]), escape(str(e["new"])),
                                                        escape(str(e["old"])), escape(where)))
 
     def render(self, verb="explain"):
@@ -404,7 +406,7 @@ class TerminalReport:
     def render_field(self, f):
         self.tree = True
         self.header("why")
-        self.p()
+        self.print()
         if f is None:
             return
         req = f.get("requested")
@@ -412,41 +414,42 @@ class TerminalReport:
                   if req else "default")
         if not req and f.get("fallback"):
             fb = f["fallback"]
-            origin = "the field's fallback for an unset value (%s:%s)" % (short_path(fb.get("file"), self.a),
+            origin = "the field's fallback for an unset value (%s:%s)" % (short_path(fb.get("file"), self.analysis),
                                                                            fb.get("line"))
-        self.p("[bold]%s[/bold]: %s   %s → %s" % (escape(f["field"]), f["verdict"], escape(_val(f["initial"])),
-                                                  escape(_val(f["final"]))))
-        self.p("  initial value from %s" % escape(origin))
+        self.print("[bold]%s[/bold]: %s   %s → %s" % (escape(f["field"]), f["verdict"], escape(_val(f["initial"])),
+                                                      escape(_val(f["final"]))))
+        self.print("  initial value from %s" % escape(origin))
         if not f["changes"] and not f.get("note"):
-            self.p("  never changed after construction")
+            self.print("  never changed after construction")
         for i, ch in enumerate(f["changes"], 1):
             if ch.get("brief"):
                 if not f["changes"][i - 2].get("brief"):
                     count = sum(1 for c in f["changes"] if c.get("brief"))
-                    self.p("  … %d more changes (in --format json), e.g. %s → %s at %s:%s" % (
+                    self.print("  … %d more changes (in --format json), e.g. %s → %s at %s:%s" % (
                         count, escape(_val(ch.get("old"))), escape(_val(ch["new"])),
-                        escape(short_path(ch.get("file"), self.a)), ch.get("line")))
+                        escape(short_path(ch.get("file"), self.analysis)), ch.get("line")))
                 continue
-            self.p("  %d." % i)
+            self.print("  %d." % i)
             self.change(ch, indent="    ")
         self.declarations(f.get("declarations") or [])
         if f.get("note"):
-            self.p("  note: %s" % escape(f["note"]))
+            self.print("  note: %s" % escape(f["note"]))
         site = f.get("after_stop")
         if site:
-            self.p("  after the stop point %s also assigns it: %s:%s  [dim]%s[/dim]" % (
-                escape(site["func"]), escape(short_path(site["file"], self.a)), site["line"], escape(site["src"])))
+            self.print("  after the stop point %s also assigns it: %s:%s  [dim]%s[/dim]" % (
+                escape(site["func"]), escape(short_path(site["file"], self.analysis)), site["line"],
+                escape(site["src"])))
 
     def declarations(self, decls):
         """Every declaration of the field, where there was more than the one that won."""
         if len(decls) < 2:
             return
-        self.p("  declared %d times (the last one wins):" % len(decls))
+        self.print("  declared %d times (the last one wins):" % len(decls))
         for d in decls:
             who = d.get("decider") or d.get("slot") or {}
-            self.p("    %s  %s  [dim]%s %s:%s%s[/dim]" % (
+            self.print("    %s  %s  [dim]%s %s:%s%s[/dim]" % (
                 escape(_val(d["value"])), escape(d["source"]), escape(who.get("func") or "?"),
-                escape(short_path(who.get("file"), self.a)), who.get("line"),
+                escape(short_path(who.get("file"), self.analysis)), who.get("line"),
                 "  superseded" if d.get("superseded") else ""))
 
 

@@ -88,8 +88,8 @@ def _chain(node):
 
 
 def _read_attr(node):
-    """The one ``self.attr`` an expression reads (``self.a``, ``cast(T, self.a)``,
-    ``Enum[self.a.upper()]``), or None where it reads none or several."""
+    """The one ``self.attr`` an expression reads (``self.attr``, ``cast(T, self.attr)``,
+    ``Enum[self.attr.upper()]``), or None where it reads none or several."""
     attr = _self_attr(node)
     if attr:
         return attr
@@ -217,7 +217,8 @@ def _guarded_constants(func):
 
 def _derived_locals(func):
     """Local name -> the one EngineArgs attribute its value comes from, in one builder function: its first
-    assignment that is not a constant reads that attribute (``x = convert(self.a, model_config)``), and no later one reads another.
+    assignment that is not a constant reads that attribute (``name = convert(self.attr, model_config)``),
+    and no later one reads another.
     A later constant or a value read from elsewhere is a decision about it, not another source
     (``n = self.num_lookahead_slots``, then ``if spec: n = speculative_config.num_lookahead_slots``, vLLM
     0.11.2). A name assigned from two attributes, first from none, or augmented is left out."""
@@ -232,7 +233,8 @@ def _derived_locals(func):
                 else:
                     attr = _read_attr(node.value)
                     if attr is None and name in _self_reads(node.value):
-                        attr = name  # named after the attribute it falls back from: x = (self.x or self.rank is not None)
+                        # named after the attribute it falls back from: name = (self.name or self.rank is not None)
+                        attr = name
                 assigned.setdefault(name, []).append((node.lineno, attr))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             assigned.setdefault(node.target.id, []).append((0, "+="))
@@ -279,7 +281,7 @@ def engine_arg_paths(source, holders, groups=None):
             for kw in node.keywords:
                 # cache_dtype=resolved_cache_dtype, where resolved_cache_dtype =
                 # resolve_kv_cache_dtype_string(self.kv_cache_dtype, model_config); or the attribute
-                # with a fallback: x=(self.x if self.x is not None else ParallelConfig.x)
+                # with a fallback: attr=(self.attr if self.attr is not None else ParallelConfig.attr)
                 if not kw.arg:
                     continue
                 attr = None
@@ -289,7 +291,7 @@ def engine_arg_paths(source, holders, groups=None):
                     attr = _read_attr(kw.value)
                     if isinstance(kw.value, ast.IfExp) and attr not in (_read_attr(kw.value.body),
                                                                         _read_attr(kw.value.orelse)):
-                        attr = None  # read by the condition only: device="cpu" if f(self.q) else None
+                        attr = None  # read by the condition only: device="cpu" if f(self.other) else None
                     attr = attr if attr not in held and attr not in called else None
                 if attr:
                     path = kw.arg if not prefix else prefix + "." + kw.arg

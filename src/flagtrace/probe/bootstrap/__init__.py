@@ -6,6 +6,6 @@ use it. ``sitecustomize.py``: what ``flagtrace run`` puts first on PYTHONPATH so
 process a launch script starts records itself, and loads the probe only when it imports a watched
 framework. ``activate.py``: what happens then, inside that process. ``supervise.py`` (with
 ``proctable.py``, the /proc watch): what runs beside the launch command on its host, starting it
-and gathering what its processes wrote; launch/tree.py calls it here, the ``--via`` agent there.
+and gathering what its processes wrote; launch/run_command.py calls it here, the ``--via`` agent there.
 Standard library only, Python >= 3.9 (sitecustomize.py also parses on older Pythons).
 """

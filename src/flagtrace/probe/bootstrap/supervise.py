@@ -7,8 +7,8 @@ kills whatever the command left running (naming it) and gathers every record and
 processes wrote, the launch script's text and the command's output into one run document, with
 the secrets of that host scrubbed out.
 
-Called in-process by launch/tree.py for a local run, and by the ``--via`` agent
-(launch/remote_agent.py) on the remote host, where it arrives with the probe: standard library
+Called in-process by launch/run_command.py for a local run, and by the ``--via`` agent
+(launch/agent_program.py) on the remote host, where it arrives with the probe: standard library
 only, Python >= 3.9, package-relative imports only.
 """
 import ast

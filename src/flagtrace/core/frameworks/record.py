@@ -1,0 +1,50 @@
+"""One framework as data (core/frameworks/<name>.py holds each framework's record)."""
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Framework:
+    name: str  # the adapter's name, the package's and the probe adapter's (probe/adapters/<name>.py)
+    label: str  # how messages name it: "SGLang"
+    summary: str  # the entry points it follows, in a few words (--adapter's help, `flagtrace debug`)
+    adapter: str  # "module:Class" of its tool-side adapter
+    scripts: tuple = ()  # console scripts (``sglang``, ``vllm``)
+    # Other programs' modules whose ``python -m`` runs this framework's resolution (NVIDIA Dynamo's worker
+    # ``dynamo.vllm``): followed through their own code as any entry point is.
+    wrapper_modules: tuple = ()
+    env: tuple = ()  # the environment variables its programs read (``X_*``: a prefix)
+    # Modules the variant runner imports once before forking a child per variant: what the entry point
+    # imports before it resolves (not the entry module itself, which runs as __main__).
+    preimport: tuple = ()
+    setup: tuple = ()  # probe modules its first import sets up (probe/adapters/...)
+    # Where its source lives, for links in reports: (repository URL, the folder that holds the package in
+    # it); a release's tag is "v" + its version.
+    source: tuple = None
+    # Options that name a model: the main one (--model-config answers for it), others looked up the same
+    # way (a draft model), and some only where a config is found (a tokenizer path).
+    model_options: tuple = ()
+    other_model_options: tuple = ()
+    optional_model_options: tuple = ()
+    positional_model: str = None  # the word after which a positional model comes (``serve``)
+    device_options: tuple = ()  # options naming network devices (comma-separated): the simulated box has them
+    # How ``--release NAME==VERSION`` builds it (envs/build.Recipe keywords beyond the name, the range and the
+    # console scripts), and the releases of a wrapper built as an overlay over one of its releases.
+    release_env: dict = dataclasses.field(default_factory=dict)
+    wrapper_releases: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def package(self):
+        return self.name
+
+    def model_spec(self):
+        """Which arguments name a model (probe/modelconfigs.substitute_command), as plain data."""
+        return {"options": list(self.model_options + self.other_model_options), "first_only": list(self.model_options),
+                "optional": list(self.optional_model_options), "positional": self.positional_model}
+
+    def source_url(self, relpath, line, version):
+        """A link to ``relpath`` (relative to the package's parent folder: "sglang/srt/x.py") at the release's
+        tag, or None for a file that is not the framework's."""
+        if not self.source or not version or not relpath.startswith(self.name + "/"):
+            return None
+        repo, folder = self.source
+        return "%s/blob/v%s/%s%s#L%s" % (repo, version, folder + "/" if folder else "", relpath, line)

@@ -1,0 +1,25 @@
+"""SGLang's record. Its adapter: adapters/sglang.py (tool side), probe/adapters/sglang.py (in the target)."""
+from .record import Framework
+
+RECORD = Framework(
+    name="sglang",
+    label="SGLang",
+    summary="python -m sglang.launch_server, sglang serve, python -m dynamo.sglang",
+    adapter="flagtrace.adapters.sglang:SGLangAdapter",
+    scripts=("sglang",),
+    # NVIDIA Dynamo's SGLang worker parses its own flags and SGLang's (ServerArgs.add_cli_args), sets some of
+    # SGLang's on the parsed namespace and builds ServerArgs.from_cli_args itself: followed as it is, to
+    # SGLang's stop point; its network steps are stood in for (probe/adapters/dynamo.py). ``--release
+    # ai-dynamo==1.6.1`` (vLLM's wrapper release) runs it on the SGLang overlay its pin file names for this
+    # module (data/env/ai-dynamo/1.6.1.txt: ``#@on sglang==0.5.21 dynamo.sglang``).
+    wrapper_modules=("dynamo.sglang",),
+    env=("SGLANG_*", "SGL_*"),
+    preimport=("sglang.srt.server_args",),
+    setup=("adapters.dynamo", "adapters.sglang"),  # Dynamo's first: it may swap the overlay SGLang is found in
+    source=("https://github.com/sgl-project/sglang", "python"),
+    model_options=("--model-path", "--model"),
+    other_model_options=("--speculative-draft-model-path", "--speculative-draft-model"),
+    optional_model_options=("--tokenizer-path",),
+    device_options=("--disaggregation-ib-device",),
+    release_env={"smoke_module": "sglang.srt.server_args", "pins_module": "flagtrace.adapters.sglang_pins"},
+)

@@ -1,0 +1,16 @@
+"""The readers of deployment files, one per form, in the order they are asked: the first that recognises a
+file reads it. A reader is a module with two functions over a model.Artifact (the file's source, text and
+YAML documents, parsed once on first ask):
+
+- ``recognises(artifact) -> bool``: whether the file is in its form;
+- ``read(artifact) -> [model.Launch]``: every framework launch the file holds, in order.
+
+A reader imports the modules of deploy/ below it (model, shell_words, entry_points, images, ...), never another
+reader nor launch.py. A new form is a module here and a line in READERS."""
+from . import compose, docker_run, kubernetes
+
+READERS = (
+    docker_run,  # shell text (a .yaml/.json is never one)
+    compose,  # one mapping with services and no kind
+    kubernetes,  # last: any other YAML or JSON
+)

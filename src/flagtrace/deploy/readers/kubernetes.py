@@ -1,0 +1,119 @@
+"""Reader of Kubernetes objects (and ``helm template`` output; any YAML or JSON no other reader took): the
+containers of every pod template (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
+LeaderWorkerSet leader and worker, KServe InferenceService predictor and ServingRuntime, a List of them), each
+container's command and args with ``$(VAR)`` expanded from its env as the kubelet does (kubelet_env.py), the
+GPU count from resources.limits, and a ``bash -c`` script's framework command (shell_words.py)."""
+import os
+import re
+
+from ...core.exitcodes import ExitCode, FlagtraceError
+from .. import images
+from ..entry_points import recognise, wrapper_of
+from ..kubelet_env import container_env, expand, injected
+from ..model import Launch, Token
+from ..shell_words import unwrap
+
+GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
+_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate")  # path keys that say nothing
+
+
+def recognises(artifact):
+    """Every file the readers before it left: its YAML documents are read as objects (an error if one is not)."""
+    return True
+
+
+def read(artifact):
+    source = artifact.source
+    launches = []
+    for doc in artifact.documents:
+        if not isinstance(doc, dict):
+            raise FlagtraceError("-f %s: a YAML document that is not a mapping (%s)" % (source, type(doc).__name__),
+                                 ExitCode.USAGE)
+        from_controller = injected(doc)
+        for name, pod in _templates(doc):
+            for container in list(pod.get("initContainers") or []) + list(pod.get("containers") or []):
+                launch = _container(source, name, container, from_controller)
+                if launch is not None:
+                    launches.append(launch)
+    return launches
+
+
+def _templates(obj):
+    """(name, pod spec) of every pod template in one object, wherever the object's kind keeps it: a walk for
+    mappings with a ``containers`` list (Pod, Deployment, StatefulSet, Job, CronJob, LeaderWorkerSet leader and
+    worker, ServingRuntime, operators' CRDs: llm-d's DisaggregatedSet roles, ...), Dynamo's ``mainContainer``
+    and a KServe predictor's ``model`` (the runtime's container with the model's args and env)."""
+    if obj.get("kind") == "List":
+        for item in obj.get("items") or []:
+            yield from _templates(item)
+        return
+    owner = "%s/%s" % (obj.get("kind", "?"), (obj.get("metadata") or {}).get("name", "?"))
+    for path, pod in _walk(obj.get("spec") or {}, []):
+        where = " ".join(p for p in path if p not in _QUIET)
+        yield ("%s %s" % (owner, where)).strip(), pod
+
+
+def _walk(node, path):
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            name = item.get("name") if isinstance(item, dict) else None
+            yield from _walk(item, path + [str(name) if name else "[%d]" % i])
+    elif isinstance(node, dict):
+        if isinstance(node.get("containers"), list) and any(isinstance(c, dict) for c in node["containers"]):
+            yield path, node
+            return
+        if isinstance(node.get("mainContainer"), dict):
+            yield path, {"containers": [dict(node["mainContainer"], name=node["mainContainer"].get("name", "main"))]}
+            return
+        if isinstance(node.get("model"), dict) and "modelFormat" in node["model"]:
+            yield path, {"containers": [dict(node["model"], name=node["model"].get("name") or "kserve-container")]}
+            return
+        for key, value in node.items():
+            if key.endswith("Template") and key not in _QUIET:
+                key = key[:-len("Template")]
+            yield from _walk(value, path + [key])
+
+
+def _where(source, value):
+    return "%s:%d" % (os.path.basename(source), value.line) if getattr(value, "line", 0) else os.path.basename(source)
+
+
+def _container(source, owner, container, from_controller):
+    image = str(container.get("image") or "")
+    notes = []
+    env = dict(from_controller, **container_env(container, notes))
+    command, args = list(container.get("command") or []), list(container.get("args") or [])
+    release, note = images.release_of(image) if image else ("", "")
+    notes = ([note] if note else []) + notes
+    tokens = []
+    if not command:
+        words, where = images.entrypoint(image, release)
+        tokens += [Token(w, where) for w in words]
+    undefined = []
+    for part, values in (("command", command), ("args", args)):
+        for value in values:
+            text, used = expand(str(value), env)
+            undefined += ["$(%s) (%s)" % (n, _where(source, value)) for n in _VAR_REF.findall(text) if n not in env]
+            origin = "%s (%s)" % (part, _where(source, value))
+            if used:
+                origin += ", $(%s) from env" % ", ".join(used)
+            tokens.append(Token(text, origin))
+    tokens = unwrap(tokens, env) or tokens
+    framework = recognise([t.text for t in tokens])
+    wrapper = wrapper_of([t.text for t in tokens]) or images.wrapper_image(image, container)
+    if not framework and not wrapper:
+        return None
+    limits = (container.get("resources") or {}).get("limits") or {}
+    gpus, vendor = 0, ""
+    for resource, who in GPU_RESOURCES.items():
+        if resource in limits:
+            try:
+                gpus, vendor = int(str(limits[resource])), who
+            except ValueError:
+                pass
+    name = "%s container %s" % (owner, container.get("name", "?"))
+    problem = ("%s: %s: the container's env does not define %s (Kubernetes passes it on as typed); add it to env:"
+               % (source, name, ", ".join(undefined))) if undefined else ""
+    return Launch(source=source, name=name, tokens=tokens, env=env, image=image, gpus=gpus, gpu_vendor=vendor,
+                  release=release, notes=notes, framework=framework, wrapper=wrapper, problem=problem)
