@@ -125,19 +125,23 @@ def test_no_verb_prints_help():
 
 
 # -- the target misbehaves ---------------------------------------------------------------
-def test_stop_point_never_reached_still_reports(no_leftovers):
+def test_stop_point_never_reached_is_not_a_success(no_leftovers):
+    """A program that ends without reaching its stop point made no config it would run with: exit 4
+    (ExitCode.NOT_REACHED), status incomplete, what ran before still shown (issue 37; was exit 0, resolved)."""
     argv = ["--watch", "plain_class:Settings", "--stop-at", "plain_class:serve", "--", PY,
             example("plain_class.py"), "--retries", "3"]
+    note = ("the stop point (plain_class:serve) was never reached: the program ended without it, so no resolved "
+            "config is reported (what ran before is shown)")
     r = run_cli(["explain", "--no-color"] + argv)
-    assert r.rc == ExitCode.OK, r
-    assert "note: the stop point (plain_class:serve) was never reached; what ran before is reported" in r.out
+    assert r.rc == ExitCode.NOT_REACHED == 4, r
+    assert "Stop point not reached:" in r.out
+    assert "note: " + note in flat(r.out)
     assert "mode 'auto' → 'remote'" in flat(r.out)
     j = run_cli(["explain", "--format", "json"] + argv)
-    assert j.rc == ExitCode.OK
-    assert j.err == "flagtrace: note: the stop point (plain_class:serve) was never reached; what ran before " \
-                    "is reported\n"
+    assert j.rc == ExitCode.NOT_REACHED
+    assert j.err == "flagtrace: note: %s\n" % note
     doc = j.doc
-    assert doc["stop"] is None and doc["status"] == "resolved"
+    assert doc["stop"] is None and doc["status"] == "incomplete"
     assert field(doc, "mode")["final"]["value"] == "remote"
     assert field(doc, "retries")["verdict"] == "honoured"
     assert not is_alive(doc["target"]["pid"])

@@ -245,3 +245,38 @@ def test_a_tokenizer_nothing_here_has_is_left_to_the_framework(hub):
                                                   spec)
     assert args[2:] == ["--tokenizer-path", "acme/Tok"] and [f.option for f in found] == ["--model-path"]
     assert [path for _, path, _ in hub.asked] == ["/acme/Tiny-1B/resolve/main/config.json"]
+
+
+# -- issue 37: every model the command names, where the framework's parser finds it ---------------------
+def test_a_positional_model_after_options_is_found_where_the_parser_finds_it():
+    from flagtrace.core.frameworks import VLLM
+
+    spec = VLLM.model_spec()
+    args = ["serve", "--speculative-config", '{"method": "ngram"}', "--enforce-eager", "Qwen/Qwen3-8B", "--tp", "2"]
+    out, found = modelconfigs.substitute_command(args, spec, offline=True)
+    assert out[:4] == args[:4] and out[4] == os.path.join(MODELS, "qwen3-8b") and out[5:] == args[5:]
+    assert [(f.option, f.typed) for f in found] == [("serve", "Qwen/Qwen3-8B")]
+    # a switch (a --x/--no-x pair) takes no value; an option followed by a word takes it as its value
+    assert modelconfigs.positional_index(["serve", "--enforce-eager", "M"], "serve", spec["switches"]) == 2
+    assert modelconfigs.positional_index(["serve", "--max-model-len", "4096", "M"], "serve", spec["switches"]) == 3
+    assert modelconfigs.positional_index(["serve", "--tp", "2"], "serve", spec["switches"]) is None
+
+
+def test_a_draft_model_in_a_json_option_is_looked_up_like_the_main_model():
+    from flagtrace.core.frameworks import VLLM
+
+    draft = {"model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 3, "method": "draft_model"}
+    args = ["serve", "Qwen/Qwen3-8B", "--speculative-config", json.dumps(draft)]
+    out, found = modelconfigs.substitute_command(args, VLLM.model_spec(), offline=True)
+    rewritten = json.loads(out[3])
+    assert rewritten == dict(draft, model=os.path.join(MODELS, "llama-3.1-8b"))
+    assert [(f.option, f.typed) for f in found] == [("serve", "Qwen/Qwen3-8B"), ("--speculative-config.model",
+                                                                                 "meta-llama/Llama-3.1-8B-Instruct")]
+    dotted, found = modelconfigs.substitute_command(["serve", "Qwen/Qwen3-8B", "--speculative-config.model=openai/"
+                                                     "gpt-oss-20b"], VLLM.model_spec(), offline=True)
+    assert dotted[2] == "--speculative-config.model=" + os.path.join(MODELS, "gpt-oss-20b")
+    with pytest.raises(FlagtraceError) as refused:  # a draft nothing here knows: a usage error naming its option
+        modelconfigs.substitute_command(["serve", "Qwen/Qwen3-8B", "--speculative-config", '{"model": "no/such"}'],
+                                        VLLM.model_spec(), offline=True)
+    assert refused.value.code == ExitCode.USAGE and "--speculative-config.model no/such" in refused.value.message
+    assert "--model-config answers for the main model only" in refused.value.message  # the hint that applies

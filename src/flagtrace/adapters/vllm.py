@@ -5,6 +5,7 @@ where vLLM is installed and reads the release there."""
 from ..core.exitcodes import ExitCode, FlagtraceError
 from ..core.flag_history import History
 from ..core.frameworks.vllm import RECORD
+from ..probe.modelconfigs import positional_index
 from .framework import FrameworkAdapter
 from .modelpath import check_model_dir, option_value
 
@@ -25,15 +26,12 @@ class VLLMAdapter(FrameworkAdapter):
         return _argparse_name(word)
 
 
-def _positional_model(args):
-    """``vllm serve MODEL ...``: the model is the word after ``serve``."""
-    return args[:1] == ["serve"] and len(args) > 1 and not args[1].startswith("-")
-
-
 def serve_model(args):
-    """``vllm serve MODEL ...``: the positional model (vLLM also moves ``--model`` there)."""
-    if _positional_model(args):
-        return args[1]
+    """``vllm serve [OPTIONS] MODEL ...``: the positional model, wherever vLLM's parser finds it among the options
+    (vLLM also moves ``--model`` there)."""
+    at = positional_index(args, RECORD.positional_model, RECORD.switches())
+    if at is not None:
+        return args[at]
     return option_value(args, ("--model",))
 
 

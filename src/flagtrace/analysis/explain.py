@@ -60,7 +60,7 @@ def analyse(trace):
         "inputs": list(trace.get("request", {}).get("inputs") or []),
         "unanswered": unanswered(trace, hardware),
         "object": obj["class"] if obj else None,
-        "status": document_status(status, error),
+        "status": document_status(status, error, trace),
         "stop": outcome.get("stop"),
         "summary": {**counts, "fields": len(reports)},
         "fields": reports,
@@ -89,8 +89,11 @@ def notes(trace, status, obj, error):
     """The trace's problems, and why nothing (or not everything) was resolved."""
     out = [problem["message"] for problem in trace.get("problems", [])]
     if trace.get("request", {}).get("stop_at") and status not in ("stopped", "raised"):
-        out.append("the stop point (%s) was never reached; what ran before is reported"
-                   % ", ".join(trace["request"]["stop_at"]))
+        outcome = trace.get("outcome") or {}
+        how = {"completed": "the program ended", "exited": "the program exited with status %s"
+               % outcome.get("exit_code")}.get(status, "the program ended (%s)" % status)
+        out.append("the stop point (%s) was never reached: %s without it, so no resolved config is reported "
+                   "(what ran before is shown)" % (", ".join(trace["request"]["stop_at"]), how))
     if obj is None and status != "no_target" and not (error and error["kind"] == "argparse"):
         watched = ", ".join(trace.get("request", {}).get("watch") or []) or "a watched class"
         out.append("the error came before any instance of %s existed: no field was resolved" % watched
@@ -98,10 +101,14 @@ def notes(trace, status, obj, error):
     return out
 
 
-def document_status(status, error):
-    """The document's status: error, resolved, or the trace's own."""
+def document_status(status, error, trace):
+    """The document's status: error; incomplete (a stop point was set and the program ended without reaching
+    it and without an error: what it made is not the config it would run with); resolved; or the trace's
+    own."""
     if error is not None:
         return "error"
+    if (trace.get("request") or {}).get("stop_at") and status in ("completed", "exited"):
+        return "incomplete"
     return {"stopped": "resolved", "completed": "resolved"}.get(status, status)
 
 

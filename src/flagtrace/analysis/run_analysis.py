@@ -170,7 +170,7 @@ def _with_trace(node, trace, strict):
         if status in ("raised", "exited"):  # as explain: it died before resolution started
             node["exit_code"] = int(ExitCode.CANNOT_RUN)
         return
-    node.update(status="error" if analysis["status"] == "error" else "resolved",
+    node.update(status=analysis["status"] if analysis["status"] in ("error", "incomplete") else "resolved",
                 exit_code=int(verdict.exit_code(analysis, strict)))
     after = outcome.get("after")
     if after:

@@ -10,7 +10,7 @@ from . import lock
 from .deployment import deployment_doc, resolve_all
 
 GATE_SCHEMA = "flagtrace/gate@1"
-STATUSES = ("resolved", "error", "failed", "input", "unsupported")
+STATUSES = ("resolved", "incomplete", "error", "failed", "input", "unsupported")
 
 
 def gate(opts, items, asked, err, lock_out=None):
@@ -33,12 +33,15 @@ def gate(opts, items, asked, err, lock_out=None):
             failed = sum(1 for r in evaluate_expectations(analysis, getattr(opts, "expect", [])) if not r[3])
             code = verdict.exit_code(analysis, getattr(opts, "strict", False), failed)
             error = analysis.get("error")
-            row.update(status="error" if error else "resolved", exit=int(code),
+            row.update(status="error" if error else analysis["status"] if analysis["status"] == "incomplete"
+                       else "resolved", exit=int(code),
                        overridden=[f["field"] for f in analysis.get("fields", []) if f.get("verdict") == "overridden"],
-                       message=error_summary(error, analysis) if error else "")
-            if lock_out is not None and not error:
+                       message=error_summary(error, analysis) if error else "; ".join(
+                           n for n in analysis.get("notes", []) if "stop point" in n) if code == ExitCode.NOT_REACHED
+                       else "")
+            if lock_out is not None and row["status"] == "resolved":
                 entries[launch.describe()] = lock.entry(launch, analysis, again)
-            if locked is not None and not error:  # a command that raises is never locked: its row fails as is
+            if locked is not None and row["status"] == "resolved":  # one that raises is never locked: it fails as is
                 drift = lock.drift(locked.get(launch.describe()), analysis)
                 if drift:
                     row["drift"] = drift

@@ -7,6 +7,7 @@ class ExitCode(enum.IntEnum):
     OVERRIDDEN = 1  # check / --strict: an explicit request was overridden or an --expect failed
     TARGET_RAISED = 2  # the target's own resolution raised (or its argument parser refused)
     CANNOT_RUN = 3  # flagtrace could not run the target or read its trace
+    NOT_REACHED = 4  # the program ended without reaching its stop point: no resolved config to report
     USAGE = 64  # flagtrace was called wrongly
     INTERNAL = 70  # a flagtrace bug: one line, the traceback saved to a file (never 1: CI reads 1 as "overridden")
     INTERRUPTED = 130

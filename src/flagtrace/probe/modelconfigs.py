@@ -74,7 +74,11 @@ def looks_like_id(text):
     return text.count("/") == 1 and not text.startswith((".", "/", "~")) and all(text.split("/"))
 
 
-def locate(typed, option, explicit=None, offline=False):
+OTHER_MODEL_HINT = ("put a folder holding its config.json in its place in the command (no weights needed; "
+                    "--model-config answers for the main model only)")
+
+
+def locate(typed, option, explicit=None, offline=False, main=True):
     """A Found for a model the command names that is not a local folder with config.json; None
     when it is one (nothing to stand in). Raises a usage error when no config can be found.
     ``offline`` (--offline; HF_HUB_OFFLINE=1 does the same): the hub is not asked."""
@@ -91,13 +95,14 @@ def locate(typed, option, explicit=None, offline=False):
         if match:
             renamed_now = " (its name on the hub now)" if match.lower() != typed.lower() else ""
             return Found(option, typed, catalog()[match], match, "bundled %s config.json%s" % (match, renamed_now))
-        return _fetch(typed, option, typed, offline, "%s %s" % (option, typed))
+        return _fetch(typed, option, typed, offline, "%s %s" % (option, typed), main)
     match = _by_name(typed)
     if match:
         return Found(option, typed, catalog()[match], match, "bundled %s config.json, matched by name" % match)
     raise FlagtraceError(
-        "%s %s does not exist here and its name matches no bundled model; give --model-config ID|DIR to "
-        "say which config.json stands for it (flagtrace needs only that file)" % (option, typed), ExitCode.USAGE)
+        "%s %s does not exist here and its name matches no bundled model; %s" % (option, typed, (
+            "give --model-config ID|DIR to say which config.json stands for it (flagtrace needs only that file)"
+            if main else OTHER_MODEL_HINT)), ExitCode.USAGE)
 
 
 def _explicit(typed, option, explicit, offline):
@@ -166,7 +171,7 @@ def _hf_cache(model_id):
     return max(found, key=os.path.getmtime) if found else None
 
 
-def _fetch(model_id, option, typed, offline, said):
+def _fetch(model_id, option, typed, offline, said, main=True):
     """Where nothing here has the model: its config.json from the hub (HF_ENDPOINT, else
     huggingface.co; HF_TOKEN), written into the Hugging Face cache as huggingface_hub lays it out
     (snapshots/<commit>/config.json, refs/main), where the next run and the framework find it
@@ -176,7 +181,7 @@ def _fetch(model_id, option, typed, offline, said):
     repo = _repo_cache(model_id)
     head = "%s: no config.json for this model here (not in the Hugging Face cache %s, not bundled)" % (said, repo)
     tail = ("give --model-config DIR (a folder holding the model's config.json; no weights needed) or "
-            "--model-config ID of a bundled model (flagtrace models lists them)")
+            "--model-config ID of a bundled model (flagtrace models lists them)") if main else OTHER_MODEL_HINT
     offline = "--offline" if offline else _env_offline()
     if offline:
         raise FlagtraceError("%s and the hub is not asked (%s; without it flagtrace fetches %s): %s"
@@ -315,13 +320,17 @@ def substitute_command(args, spec, explicit=None, offline=False):
     ``positional``: the word after which a positional model comes (``vllm serve MODEL``)."""
     args, found = list(args), []
     word = spec.get("positional")
-    if word and args[:1] == [word] and len(args) > 1 and not args[1].startswith("-"):
-        head, found = substitute(["--model", args[1]], ("--model",), explicit, offline, first_only=("--model",))
+    at = positional_index(args, word, spec.get("switches", ())) if word else None
+    if at is not None:
+        head, found = substitute(["--model", args[at]], ("--model",), explicit, offline, first_only=("--model",))
         found = [dataclasses.replace(f, option=word) for f in found]
-        args = [word, head[1]] + args[2:]
+        args[at] = head[1]
     options = tuple(spec.get("options", ()))
     args, more = substitute(args, options, explicit, offline, first_only=tuple(spec.get("first_only", ())))
     found += more
+    for option, key in (spec.get("json") or {}).items():
+        args, more = substitute_json(args, option, key, offline)
+        found += more
     for option in spec.get("optional", ()):
         try:
             args, more = substitute(args, (option,), offline=True)
@@ -329,6 +338,56 @@ def substitute_command(args, spec, explicit=None, offline=False):
             continue
         found += more
     return args, found
+
+
+def positional_index(args, word, switches=()):
+    """Where the parser of ``WORD [options] MODEL [options]`` (``vllm serve``) finds the positional model: the
+    first word after ``word`` that is neither an option nor an option's value (``switches``: options that take
+    no value); None when there is none."""
+    if args[:1] != [word]:
+        return None
+    switches, i = set(switches), 1
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return i + 1 if i + 1 < len(args) else None
+        if token.startswith("-") and token != "-":
+            i += 1 if "=" in token or token in switches else 2
+            continue
+        return i
+    return None
+
+
+def substitute_json(args, option, key, offline=False):
+    """``args`` with the model a JSON option names at ``key`` (``--speculative-config '{"model": ID}'``, or
+    ``--speculative-config.model ID``) replaced by the folder of the config that stands for it, looked up as
+    the main model is (never --model-config's, which answers for the main model): (new args, [Found])."""
+    out, found = list(args), []
+    dotted = "%s.%s" % (option, key)
+    for i, word in enumerate(out):
+        if word in (option, dotted) and i + 1 < len(out):
+            index, value, prefix = i + 1, out[i + 1], ""
+        elif word.startswith(option + "=") or word.startswith(dotted + "="):
+            index, (prefix, value) = i, (word.split("=", 1)[0] + "=", word.split("=", 1)[1])
+        else:
+            continue
+        if word.split("=", 1)[0] == dotted:
+            hit = locate(value, dotted, None, offline, main=False)
+            if hit:
+                found.append(hit)
+                out[index] = prefix + hit.folder
+            continue
+        try:
+            doc = json.loads(value)
+        except ValueError:
+            continue  # not JSON: the framework's parser says what it thinks of it
+        if not isinstance(doc, dict) or not isinstance(doc.get(key), str):
+            continue
+        hit = locate(doc[key], dotted, None, offline, main=False)
+        if hit:
+            found.append(hit)
+            out[index] = prefix + json.dumps(dict(doc, **{key: hit.folder}))
+    return out, found
 
 
 def substitute(args, options, explicit=None, offline=False, first_only=()):
@@ -344,7 +403,7 @@ def substitute(args, options, explicit=None, offline=False, first_only=()):
                 index, value = i, word.split("=", 1)[1]
             else:
                 continue
-            hit = locate(value, option, explicit if option in first_only else None, offline)
+            hit = locate(value, option, explicit if option in first_only else None, offline, main=option in first_only)
             if hit:
                 found.append(hit)
                 out[index] = hit.folder if index != i else option + "=" + hit.folder

@@ -1,6 +1,6 @@
 """``check -f`` over many launch commands: a row per command (terminal, Markdown; JSON is the document)."""
 
-STATUS = {"resolved": "ok", "error": "ERROR", "failed": "FAILED", "input": "INPUT", "unsupported": "skipped"}
+STATUS = {"resolved": "ok", "incomplete": "INCOMPLETE", "error": "ERROR", "failed": "FAILED", "input": "INPUT", "unsupported": "skipped"}
 
 
 def _cells(row):
@@ -25,9 +25,10 @@ def terminal(doc, sink, options):
         for line in said:
             w("         - %s\n" % line)
     s = doc["summary"]
-    w("\n%d command%s: %d resolved, %d raised, %d could not run, %d bad input, %d skipped (wrapper)\n" % (
-        len(doc["rows"]), "" if len(doc["rows"]) == 1 else "s", s["resolved"], s["error"], s["failed"], s["input"],
-        s["unsupported"]))
+    incomplete = ", %d never reached the stop point" % s["incomplete"] if s.get("incomplete") else ""
+    w("\n%d command%s: %d resolved%s, %d raised, %d could not run, %d bad input, %d skipped (wrapper)\n" % (
+        len(doc["rows"]), "" if len(doc["rows"]) == 1 else "s", s["resolved"], incomplete, s["error"], s["failed"],
+        s["input"], s["unsupported"]))
 
 
 def markdown(doc, sink, options):

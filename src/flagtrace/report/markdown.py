@@ -48,7 +48,7 @@ class MarkdownReport:
     # -- sections -------------------------------------------------------------------------
     def header(self):
         a = self.analysis
-        status = {"resolved": "resolved", "error": "resolution failed"}.get(a.get("status"), a.get("status"))
+        status = {"resolved": "resolved", "error": "resolution failed", "incomplete": "stop point not reached"}.get(a.get("status"), a.get("status"))
         self.writeln("### flagtrace %s: %s" % (self.verb, status))
         self.writeln()
         s = a.get("summary") or {}

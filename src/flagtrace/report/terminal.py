@@ -160,7 +160,8 @@ class TerminalReport:
     def summary(self):
         s = self.analysis["summary"]
         status = self.analysis["status"]
-        head = {"resolved": "[green]Resolved[/green]", "error": "[red bold]Resolution failed[/red bold]"}.get(
+        head = {"resolved": "[green]Resolved[/green]", "error": "[red bold]Resolution failed[/red bold]",
+                "incomplete": "[red bold]Stop point not reached[/red bold]"}.get(
             status, "[yellow]%s[/yellow]" % escape(str(status)))
         parts = ["%d fields" % s["fields"]]
         if s["overridden"]:

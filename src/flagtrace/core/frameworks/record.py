@@ -1,5 +1,6 @@
 """One framework as data (core/frameworks/<name>.py holds each framework's record)."""
 import dataclasses
+import functools
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +27,9 @@ class Framework:
     other_model_options: tuple = ()
     optional_model_options: tuple = ()
     positional_model: str = None  # the word after which a positional model comes (``serve``)
+    # JSON options naming a model at a key (a draft model: ``--speculative-config '{"model": ...}'``): looked up
+    # like the main model, the option's JSON rewritten with the config that stands for it.
+    json_model_options: dict = dataclasses.field(default_factory=dict)
     device_options: tuple = ()  # options naming network devices (comma-separated): the simulated box has them
     # How ``--release NAME==VERSION`` builds it (envs/build.Recipe keywords beyond the name, the range and the
     # console scripts), and the releases of a wrapper built as an overlay over one of its releases.
@@ -37,9 +41,24 @@ class Framework:
         return self.name
 
     def model_spec(self):
-        """Which arguments name a model (probe/modelconfigs.substitute_command), as plain data."""
+        """Which arguments name a model (probe/modelconfigs.substitute_command), as plain data. With a
+        positional model, ``switches``: the options that take no value in any release (the flag table's boolean
+        twins), so that the model is found after options as the release's parser finds it."""
         return {"options": list(self.model_options + self.other_model_options), "first_only": list(self.model_options),
-                "optional": list(self.optional_model_options), "positional": self.positional_model}
+                "optional": list(self.optional_model_options), "positional": self.positional_model,
+                "json": dict(self.json_model_options), "switches": self.switches() if self.positional_model else []}
+
+    def switches(self):
+        """The options of the flag table (data/<name>_flags.toml) that are one of a ``--x`` / ``--no-x`` pair."""
+        return list(_switches(self.name))
+
+
+@functools.lru_cache(maxsize=None)
+def _switches(name):
+    from ..flag_history import History
+
+    return tuple(sorted(flag for flag, record in History(name).flags().items()
+                        if any(alias.startswith("--no-") or flag.startswith("--no-") for alias in record.get("aliases", ()))))
 
     def source_url(self, relpath, line, version):
         """A link to ``relpath`` (relative to the package's parent folder: "sglang/srt/x.py") at the release's

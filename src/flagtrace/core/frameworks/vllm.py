@@ -18,6 +18,7 @@ RECORD = Framework(
     model_options=("--model",),
     optional_model_options=("--tokenizer",),
     positional_model="serve",  # ``vllm serve MODEL``: looked up like --model
+    json_model_options={"--speculative-config": "model"},  # the draft model
     # Overlays installed from the pin generator's wheel cache (with pip), rebuilt with the venv (the pin files
     # leave to it what base.txt satisfies), and pip-checked against what the pin file says it leaves out.
     release_env={"smoke_module": "vllm.engine.arg_utils", "pins_module": "flagtrace.adapters.vllm_pins",

@@ -29,6 +29,9 @@ CREATE = "create_engine_config"
 # The API server binds its port before it resolves the config (vLLM's workaround for a race with
 # ray): where, by release. A dry run binds an ephemeral loopback port instead; nothing listens.
 SERVER_SOCKET = ("vllm.entrypoints.launchers.launcher", "vllm.entrypoints.openai.api_server")
+# ``vllm serve --data-parallel-multi-port-external-lb`` (0.25+): the command's process resolves nothing; its DP
+# supervisor starts one API server process per local data-parallel rank, each resolving its own engine config.
+SERVE_CLI = "vllm.entrypoints.cli.serve"
 # The model's own config (``model_config.hf_config``), which vLLM edits in place; a dataclass only
 # from transformers 5.
 HF_CONFIG = ("transformers.configuration_utils", "PretrainedConfig")
@@ -61,6 +64,7 @@ def setup(probe):
     probe.imports.on_import(HF_CONFIG[0], lambda module: probe.recorder.watch_nested_class(
         getattr(module, HF_CONFIG[1])))
     vllm_sim.setup(probe)
+    probe.imports.on_import(SERVE_CLI, functools.partial(_follow_dp_supervisor, probe))
     if not probe.request.get("live"):
         for name in SERVER_SOCKET:
             probe.imports.on_import(name, functools.partial(_no_port, info))
@@ -78,6 +82,43 @@ def _no_port(info, module):
 
     create_server_socket._flagtrace_dry = True
     module.create_server_socket = create_server_socket
+
+
+def _follow_dp_supervisor(probe, module):
+    """The DP supervisor's first API server followed in this process, with the arguments the supervisor would
+    give it, so that its engine config is the one resolved (and the stop point reached); the supervisor itself
+    and the servers of the other ranks never start. Where this release's supervisor lacks the pieces, nothing
+    starts and the report says why the stop point was not reached."""
+    original = getattr(module, "run_dp_supervisor", None)
+    if original is None or getattr(original, "_flagtrace_followed", False):
+        return
+
+    @functools.wraps(original)
+    def run_dp_supervisor(args):
+        supervisor = sys.modules.get(original.__module__)
+        build = getattr(supervisor, "_build_vllm_dp_server_args", None)
+        run_server = getattr(supervisor, "_run_python_vllm_dp_server", None)
+        ranks = getattr(args, "data_parallel_size_local", None)
+        if build is None or run_server is None:
+            probe.trace.problem("followed", "vLLM's DP supervisor (--data-parallel-multi-port-external-lb) starts an "
+                                "API server process per local data-parallel rank (%s), each resolving its own "
+                                "config; flagtrace cannot follow them in this release" % ranks)
+            return None
+        validate = getattr(supervisor, "validate_multi_port_external_lb_args", None)
+        if validate is not None:
+            validate(args)
+        child = build(args, 0)
+        given = ", ".join("%s %r -> %r" % (name, value, getattr(child, name, None))
+                          for name, value in sorted(vars(args).items()) if getattr(child, name, None) != value)
+        probe.trace.problem("followed", "vLLM's DP supervisor (--data-parallel-multi-port-external-lb) starts %s API "
+                            "server processes, one per local data-parallel rank, each resolving its own config; "
+                            "reported: the first (data_parallel_rank %s, port %s), followed in this process with the "
+                            "arguments the supervisor gives it (%s)"
+                            % (ranks, getattr(child, "data_parallel_rank", "?"), getattr(child, "port", "?"), given))
+        return run_server(child)
+
+    run_dp_supervisor._flagtrace_followed = True
+    module.run_dp_supervisor = run_dp_supervisor
 
 
 class Resolution:
