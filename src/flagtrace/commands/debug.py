@@ -13,6 +13,7 @@ from ..adapters import adapter_classes, choose_adapter
 from ..core.exitcodes import ExitCode, FlagtraceError
 from ..launch.command import parse_command
 from ..core.cachefiles import cache_folder
+from ..core.own_env import own_environment
 from ..probe.sim.standins import load_table
 from . import options
 from .base import prepare
@@ -90,7 +91,8 @@ def _command(asked, command, w):
 
 def _ask(interpreter, code):
     try:
-        proc = subprocess.run([interpreter, "-c", code], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([interpreter, "-c", code], capture_output=True, text=True, timeout=60,
+                              env=own_environment())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise FlagtraceError("cannot ask %s: %s" % (interpreter, exc))
     return proc.stdout.strip() if proc.returncode == 0 else None

@@ -27,6 +27,7 @@ import time
 
 from ..core.cachefiles import cache_folder
 from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.own_env import own_environment
 from . import installer
 from ..core import pinlib
 from .release import Recipe, Release, recipes  # noqa: F401 - Recipe: the builder's input
@@ -188,7 +189,7 @@ class Builder:
             fh.flush()
             try:
                 proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        env=env, errors="replace")
+                                        env=self._clean_env() if env is None else env, errors="replace")
             except OSError as exc:
                 raise FlagtraceError("cannot run %s: %s" % (argv[0], exc))
             for line in proc.stdout:
@@ -236,7 +237,7 @@ class Builder:
         overlay brings its own)."""
         python = os.path.join(venv, "bin", "python")
         freeze = subprocess.run([python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"],
-                                capture_output=True, text=True).stdout
+                                capture_output=True, text=True, env=own_environment()).stdout
         have = sorted(pinlib.norm(l.split("==")[0]) + "==" + l.split("==")[1] for l in freeze.split()
                       if "==" in l and pinlib.norm(l.split("==")[0]) != "pip")
         want = sorted(["%s==%s" % (k, v) for k, v in pinlib.base_versions().items()])
@@ -246,7 +247,7 @@ class Builder:
                 filter(None, ["not pinned: " + ", ".join(extra) if extra else "",
                               "missing: " + ", ".join(missing) if missing else ""])))
         check = subprocess.run([python, "-m", "pip", "check", "--disable-pip-version-check"], capture_output=True,
-                               text=True).stdout
+                               text=True, env=own_environment()).stdout
         bad = [l for l in check.splitlines() if l.strip() and "requires transformers, which is not installed" not in l
                and not l.startswith("No broken requirements")]
         if bad:
@@ -400,10 +401,8 @@ class Builder:
 
     @staticmethod
     def _clean_env():
-        """The caller's Python settings kept out of every build step."""
-        env = {k: v for k, v in os.environ.items() if k not in (
-            "PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_USER", "PIP_REQUIRE_VIRTUALENV",
-            "VIRTUAL_ENV")}
+        """The caller's Python settings kept out of every build step (core/own_env.py, and pip's own)."""
+        env = own_environment(("PIP_TARGET", "PIP_PREFIX", "PIP_USER", "PIP_REQUIRE_VIRTUALENV", "VIRTUAL_ENV"))
         env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
         return env
 
@@ -411,7 +410,8 @@ class Builder:
     def _version_of(python):
         try:
             return subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
-                                  capture_output=True, text=True, timeout=60).stdout.strip() or None
+                                  capture_output=True, text=True, timeout=60,
+                                  env=own_environment()).stdout.strip() or None
         except (OSError, subprocess.TimeoutExpired):
             return None
 

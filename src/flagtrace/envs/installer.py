@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.own_env import own_environment
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,7 +46,7 @@ def pip_sources(python):
     """pip's configured indexes and wheel folders as options (for uv): index-url, extra-index-url, find-links."""
     try:
         out = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                             timeout=60).stdout
+                             timeout=60, env=own_environment()).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ()
     options = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links"}
