@@ -1,6 +1,8 @@
 """The simulated box's host side (probe/sim/host.py): InfiniBand devices exist under --gpu, and every
 hardware / OS path the simulation does not answer is listed with the line that asked."""
 
+import pytest
+
 from ft_support import PY, example, field, run_cli
 
 WATCH = ["--watch", "host_check:HostConfig", "--stop-at", "host_check:start"]
@@ -100,3 +102,21 @@ def test_driver_libraries_and_tools_the_simulation_does_not_answer_are_listed(no
     assert lib["result"].startswith(("'failed: ", "'loaded'"))
     tool = by_query["ibv_devinfo -l"]
     assert (tool["func"], tool["line"], tool["result"]) == ("HostConfig.__post_init__", 29, "'run on this machine'")
+
+
+@pytest.mark.parametrize("device, gap", [
+    ("xpu", "the device type the command asks for (an XPU, NPU, TPU or another accelerator --gpu does not name) is "
+            "not simulated: the framework's platform detection found none (--gpu simulates the GPUs, not this)"),
+    ("kernels", "the module flagtrace_missing_kernels is not installed where the command ran: flagtrace's release "
+                "environments leave out GPU-only packages and what resolution does not import (the image on the GPU "
+                "box may have it; --python names an interpreter that does)")])
+def test_a_device_or_module_the_simulation_lacks_is_a_gap(device, gap, no_leftovers):
+    """issue 37: an accelerator --gpu does not simulate ("Failed to infer device type", as vLLM says it for XPU,
+    NPU or TPU targets) and a module the environment lacks (Dynamo's kvbm) were exit 2, the framework's own
+    error; they are exit 3 with the gap named. Without a simulation they stay the target's own error."""
+    argv = ["explain", "--format", "json", *WATCH, "--", PY, example("host_check.py"), "--device", device]
+    r = run_cli(argv[:1] + ["--gpu", "H100x8"] + argv[1:])
+    assert r.rc == 3, r
+    assert r.doc["error"]["simulation_gap"] == gap
+    plain = run_cli(argv)
+    assert plain.rc == 2 and "simulation_gap" not in plain.doc["error"]

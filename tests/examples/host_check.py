@@ -50,6 +50,10 @@ class HostConfig:
                     fh.read()
             except OSError:
                 raise ValueError("cannot read the speed of NIC %s" % self.nic)
+        if self.device == "xpu":  # as vLLM's platform detection says it where no platform plugin answers
+            raise RuntimeError("Failed to infer device type")
+        if self.device == "kernels":  # a kernel package the environment lacks, imported while resolving
+            import flagtrace_missing_kernels  # noqa: F401
 
 
 def start(config):

@@ -2,6 +2,7 @@
 explain (and why, in one line: gate()), and the exit code of an analysis."""
 import collections
 import os
+import re
 
 from ..core.exitcodes import ExitCode
 from ..core.frameworks import release_hint
@@ -66,7 +67,16 @@ def simulation_gap(trace, text):
     for key, line in load_not_simulated().items():
         if key in text:
             return "%s (--gpu simulates the GPUs, not this)" % line
+    missing = _MISSING_MODULE.search(text)
+    if missing:
+        return ("the module %s is not installed where the command ran: flagtrace's release environments leave out "
+                "GPU-only packages and what resolution does not import (the image on the GPU box may have it; "
+                "--python names an interpreter that does)" % missing.group(1))
     return None
+
+
+# An import that failed for a module the environment lacks (not a name missing from a module that exists).
+_MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 
 def stand_in_gap(trace, text):
