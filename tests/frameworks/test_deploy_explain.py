@@ -128,7 +128,7 @@ spec:
         "VllmPrefillWorker container main": ("error", 2, "ai-dynamo==1.6.1")}
     prefill = dynamo["VllmPrefillWorker container main"]
     assert "update_dynamo_config_with_engine" in prefill["message"] and "--kv-transfer-config" in prefill["message"]
-    assert r.doc["summary"] == {"resolved": 4, "error": 2, "failed": 0, "input": 0, "unsupported": 0}
+    assert r.doc["summary"] == {"resolved": 4, "incomplete": 0, "error": 2, "failed": 0, "input": 0, "unsupported": 0}
 
 
 @needs
