@@ -52,14 +52,6 @@ class Framework:
         """The options of the flag table (data/<name>_flags.toml) that are one of a ``--x`` / ``--no-x`` pair."""
         return list(_switches(self.name))
 
-
-@functools.lru_cache(maxsize=None)
-def _switches(name):
-    from ..flag_history import History
-
-    return tuple(sorted(flag for flag, record in History(name).flags().items()
-                        if any(alias.startswith("--no-") or flag.startswith("--no-") for alias in record.get("aliases", ()))))
-
     def source_url(self, relpath, line, version):
         """A link to ``relpath`` (relative to the package's parent folder: "sglang/srt/x.py") at the release's
         tag, or None for a file that is not the framework's."""
@@ -67,3 +59,11 @@ def _switches(name):
             return None
         repo, folder = self.source
         return "%s/blob/v%s/%s%s#L%s" % (repo, version, folder + "/" if folder else "", relpath, line)
+
+
+@functools.lru_cache(maxsize=None)
+def _switches(name):
+    from ..flag_history import History
+
+    return tuple(sorted(flag for flag, record in History(name).flags().items()
+                        if any(alias.startswith("--no-") or flag.startswith("--no-") for alias in record.get("aliases", ()))))
