@@ -121,13 +121,13 @@ def _via_side(command, opts, asked):
     target, request = ready.target, ready.request.to_json()
     label, where, timeout = "via %s" % via.describe(prefix), opts.via, opts.timeout
 
-    def resolve():
+    def resolve_there():
         result = remote.run_remote(target, request, timeout, where, stdin_fd=None)
         side = VariantResult(Variant(list(target.args), label=label), "ran", result.returncode, result.seconds,
                              result.trace, result.stdout + result.stderr)
         return side, whatif.analysis(side)
 
-    return resolve
+    return resolve_there
 
 
 def _release(analysis):
