@@ -9,7 +9,7 @@ import functools
 import importlib
 
 from ..core.exitcodes import ExitCode, FlagtraceError
-from ..core.frameworks import ADAPTERS as REGISTERED, FRAMEWORKS, NAMES
+from ..core.frameworks import ADAPTERS as REGISTERED, NAMES
 
 
 @functools.lru_cache(maxsize=None)
@@ -22,11 +22,6 @@ def load(path):
 def adapter_classes():
     """Every adapter class, in the registry's order (the generic one last)."""
     return [load(path) for _, path in REGISTERED]
-
-
-def framework_adapters():
-    """An instance of each framework's adapter (the generic one left out)."""
-    return [load(r.adapter)() for r in FRAMEWORKS]
 
 
 def check_name(name):

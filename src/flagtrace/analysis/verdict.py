@@ -124,8 +124,8 @@ def framework_raised(trace):
 
 def exit_code(analysis, strict=False, failed_expectations=0):
     """2 when the target's resolution raised (3 when what it raised is a simulation gap: flagtrace
-    could not run it as the hardware would); 4 when it never reached its stop point; 1 when an expectation failed, or (strict) an explicit
-    request was overridden; else 0."""
+    could not run it as the hardware would); 4 when it never reached its stop point; 1 when an
+    expectation failed, or (strict) an explicit request was overridden; else 0."""
     if analysis["status"] == "error":
         if (analysis.get("error") or {}).get("simulation_gap"):
             return ExitCode.CANNOT_RUN

@@ -27,9 +27,9 @@ import time
 
 from ..core.cachefiles import cache_folder
 from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core import pinlib
 from ..core.own_env import own_environment
 from . import installer
-from ..core import pinlib
 from .release import Recipe, Release, recipes  # noqa: F401 - Recipe: the builder's input
 
 TORCH_PINS = "torch==%s torchvision==%s" % (pinlib.TORCH["torch"], pinlib.TORCH["torchvision"])
