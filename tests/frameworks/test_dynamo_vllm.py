@@ -18,11 +18,11 @@ needs = pytest.mark.skipif(
     reason="ai-dynamo 1.6.1 is built by make dynamo-env (flagtrace env build ai-dynamo==1.6.1)")
 
 
-def explain(args, timeout=240):
+def explain(args, timeout=240, env=None):
     started = time.monotonic()
     r = run_sub(["explain", "--release", "ai-dynamo==1.6.1", "--offline", "--gpu", "H100x1", "--format", "json",
                  "--timeout", str(timeout), "--", "python3", "-m", "dynamo.vllm", "--model", MODEL] + args,
-                timeout=timeout + 120, env={"FLAGTRACE_ENVS": ENVS})
+                timeout=timeout + 120, env=dict(env or {}, FLAGTRACE_ENVS=ENVS))
     return r, time.monotonic() - started
 
 
@@ -61,3 +61,26 @@ def test_dynamos_own_parser_refuses_what_neither_it_nor_vllm_knows():
     r, _ = explain(["--no-such-flag", "1"])
     assert r.rc == 2, r
     assert r.doc["error"]["kind"] == "argparse" and "--no-such-flag" in r.doc["error"]["message"]
+
+
+@needs
+def test_kvbm_connector_and_a_nats_event_plane_resolve():
+    """KVBM offloading as Dynamo's docs launch it (docs/kvbm/vllm-setup.md: DynamoConnector from
+    kvbm.vllm_integration.connector), in a pod the Dynamo operator gave NATS_SERVER and ETCD_ENDPOINTS. vLLM imports
+    kvbm inside create_engine_config: the overlay holds kvbm and nixl (env/ai-dynamo/1.6.1.txt); before it did,
+    the run was a simulation gap (exit 3, "No module named 'kvbm'"). The NATS event plane is the local one."""
+    connector = ('{"kv_connector":"DynamoConnector","kv_role":"kv_both",'
+                 '"kv_connector_module_path":"kvbm.vllm_integration.connector"}')
+    r, seconds = explain(["--kv-transfer-config", connector], env={
+        "NATS_SERVER": "nats://dynamo-platform-nats:4222", "ETCD_ENDPOINTS": "dynamo-platform-etcd:2379",
+        "DYN_EVENT_PLANE": "nats"})
+    assert r.rc == 0, r
+    assert r.doc["status"] == "resolved"
+    assert r.doc["stop"] == "vllm.engine.arg_utils:EngineArgs.create_engine_config (returned)"
+    fields = {f["field"]: f for f in r.doc["fields"]}
+    assert fields["kv_transfer_config.kv_connector"]["final"]["value"] == "DynamoConnector"
+    assert fields["kv_transfer_config.kv_connector_module_path"]["verdict"] == "honoured"
+    assert r.doc["adapter"]["stand_ins"] == [
+        "dynamo.common.utils.runtime.create_runtime (no cluster contacted: discovery_backend 'etcd' -> 'mem', "
+        "event_plane 'nats' -> 'zmq'; Dynamo's config keeps what was asked)"]
+    assert seconds < 240  # no NATS server was dialled

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from flagtrace.report.terminal import render
 
-from sglang_support import HEADLINE, MODELS, overlay_file, run_sglang
+from sglang_support import HEADLINE, LLAMA3, MODELS, overlay_file, run_sglang
 
 DEEPSEEK = ["--model-path", os.path.join(MODELS, "deepseek-v3-fp8"), "--tp", "8", "--page-size", "16"]
 AT_MODEL_LOAD = ("0.4.6.post5", "0.4.10.post2", "0.5.3")
@@ -184,3 +184,22 @@ def test_compatibility_shims_are_recorded_only_where_used(version, shims):
     if not shims:
         assert used == []
     assert (run.trace["simulation"] or {}).get("compat", []) == used
+
+
+@pytest.mark.parametrize("version", chosen(("0.5.3",)))
+def test_a_cpu_target_gets_the_kernel_stand_ins_without_a_gpu(version):
+    """SGLang's Xeon backend as its CPU docs launch it (docs/platforms/cpu_server.md: ``--device cpu
+    --disable-overlap-schedule --tp 6``), no --gpu: 0.5.3 imports sgl_kernel (memory_pool_host.py), whose CPU
+    build flagtrace's environment lacks. Before, the run ended "No module named 'sgl_kernel'" (exit 3); the
+    kernels are stood in as under --gpu, no GPU is simulated, and the CPU backend is SGLang's own decision."""
+    run = run_sglang(version, ["--model-path", LLAMA3, "--trust-remote-code", "--disable-overlap-schedule",
+                               "--device", "cpu", "--tp", "6"], gpu=None)
+    assert run.rc == 0, run
+    sim = run.doc["simulation"]
+    assert sim["describe"].startswith("a CPU target (--device cpu): no GPU simulated")
+    assert sim["stand_ins"][0] == "sgl_kernel (not installed)"
+    assert run.field("device")["final"]["value"] == "cpu"
+    backend = run.field("attention_backend")
+    assert (backend["verdict"], backend["final"]["value"]) == ("decided", "intel_amx")
+    assert change(backend)["func"] == "ServerArgs._handle_cpu_backends"
+    assert change(backend)["line"] == line_of(version, "server_args.py", '"intel_amx"', after="def _handle_cpu_backends")

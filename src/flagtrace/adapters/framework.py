@@ -58,8 +58,11 @@ class FrameworkAdapter(Adapter):
             self.check(target.args)
         named = [d.strip() for option in self.device_options for d in (option_value(target.args, (option,)) or
                                                                            "").split(",") if d.strip()]
+        cpu = ["%s %s" % (option, value) for option, value in self.cpu_target
+               if (option_value(target.args, (option,)) or "").strip().lower() == value]
         return dataclasses.replace(super().request(target, asked, check), named_devices=named,
-                                   setup=list(self.setup))
+                                   cpu_target=cpu[0] if cpu else None,
+                                   setup=(["sim.cpu"] if cpu else []) + list(self.setup))
 
     def option_name(self, word):
         """The option name the framework's parser looks up for a word of the command line (``--x=v`` -> ``--x``)."""

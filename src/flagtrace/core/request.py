@@ -21,6 +21,7 @@ class ProbeRequest:
     inputs: list = None  # the configs that stand for the command's models, in words
     model_folders: list = None  # their folders (probe/remote_code.py stands in for their auto_map)
     gpu: dict = None  # the GPU profile simulated (None: the real hardware)
+    cpu_target: str = None  # the words that make the command target the CPU (``--device cpu``): probe/sim/cpu.py
     input_error: str = None  # flagtrace's own usage error of the command, deferred to the framework's parser
 
     @classmethod

@@ -31,6 +31,9 @@ class Framework:
     # like the main model, the option's JSON rewritten with the config that stands for it.
     json_model_options: dict = dataclasses.field(default_factory=dict)
     device_options: tuple = ()  # options naming network devices (comma-separated): the simulated box has them
+    # (option, value) pairs that make the command target the CPU (SGLang's Xeon backend: ``--device cpu``). Without
+    # --gpu such a run gets the native-kernel stand-ins and nothing else (probe/sim/cpu.py).
+    cpu_target: tuple = ()
     # How ``--release NAME==VERSION`` builds it (envs/build.Recipe keywords beyond the name, the range and the
     # console scripts), and the releases of a wrapper built as an overlay over one of its releases.
     release_env: dict = dataclasses.field(default_factory=dict)

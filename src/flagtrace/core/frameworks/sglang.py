@@ -21,5 +21,6 @@ RECORD = Framework(
     other_model_options=("--speculative-draft-model-path", "--speculative-draft-model"),
     optional_model_options=("--tokenizer-path",),
     device_options=("--disaggregation-ib-device",),
+    cpu_target=(("--device", "cpu"),),
     release_env={"smoke_module": "sglang.srt.server_args", "pins_module": "flagtrace.adapters.sglang_pins"},
 )

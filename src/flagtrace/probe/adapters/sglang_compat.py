@@ -4,7 +4,8 @@ simulation (the simulation's torch is the shared venv's, not the one the release
 Each shim fills in exactly one name the release uses and today's library no longer has, only when
 that name is missing (or, for ``register_fake``, only for operators of a stood-in ``sgl_kernel``),
 and is recorded in the trace (``simulation.compat``) when it is applied. On a real GPU box (no
-``--gpu``) none is installed: the release runs against its own libraries.
+``--gpu``) none is installed: the release runs against its own libraries; a CPU target (``--device cpu``)
+gets them, as it gets the kernel stand-ins (probe/sim/cpu.py).
 Standard library only, Python >= 3.9.
 """
 import functools
@@ -103,9 +104,9 @@ SHIMS = {"triton.runtime.cache": triton_cache_dirs, "torch": torch_amx_probe, "t
 
 
 def setup(probe):
-    """Under simulation only; also a set-up step of its own (``adapters.sglang_compat``) for the
-    untraced baseline that benchmarks and observer-effect tests compare with."""
-    if not probe.request.get("gpu"):
+    """Under simulation only (--gpu, or a CPU target: probe/sim/cpu.py); also a set-up step of its own
+    (``adapters.sglang_compat``) for the untraced baseline that benchmarks and observer-effect tests compare with."""
+    if not probe.request.get("gpu") and not probe.request.get("cpu_target"):
         return
     for module, shim in SHIMS.items():
         probe.imports.on_import(module, functools.partial(shim, probe))
