@@ -279,4 +279,28 @@ def test_a_draft_model_in_a_json_option_is_looked_up_like_the_main_model():
         modelconfigs.substitute_command(["serve", "Qwen/Qwen3-8B", "--speculative-config", '{"model": "no/such"}'],
                                         VLLM.model_spec(), offline=True)
     assert refused.value.code == ExitCode.USAGE and "--speculative-config.model no/such" in refused.value.message
-    assert "--model-config answers for the main model only" in refused.value.message  # the hint that applies
+    assert "--model-config NAME=ID|DIR" in refused.value.message  # the hint that applies to a draft
+
+
+def test_model_config_name_answers_for_the_model_the_command_names_so():
+    """--model-config NAME=ID|DIR (repeatable) answers for the model the command names NAME (as typed or by its
+    last path component): the main model, a draft in a JSON option or in its own option; a value without NAME
+    still answers for the main model only."""
+    from flagtrace.core.frameworks import SGLANG, VLLM
+
+    args = ["serve", "acme/private-base", "--speculative-config", '{"model": "/mnt/ckpt/acme-draft", "method": "eagle"}']
+    out, found = modelconfigs.substitute_command(
+        args, VLLM.model_spec(), ["acme-draft=meta-llama/Llama-3.1-8B-Instruct", os.path.join(MODELS, "qwen3-8b")],
+        offline=True)
+    assert out[1] == os.path.join(MODELS, "qwen3-8b")
+    assert json.loads(out[3]) == {"model": os.path.join(MODELS, "llama-3.1-8b"), "method": "eagle"}
+    assert [(f.option, f.typed, f.how) for f in found] == [
+        ("serve", "acme/private-base", "%s/config.json (--model-config)" % os.path.join(MODELS, "qwen3-8b")),
+        ("--speculative-config.model", "/mnt/ckpt/acme-draft", "bundled meta-llama/Llama-3.1-8B-Instruct config.json "
+                                                               "(--model-config)")]
+    sglang = ["--model-path", "acme/private-base", "--speculative-draft-model-path", "acme/private-draft"]
+    out, _ = modelconfigs.substitute_command(sglang, SGLANG.model_spec(), [
+        "acme/private-base=Qwen/Qwen3-8B", "acme/private-draft=Qwen/Qwen3-0.6B"], offline=True)
+    assert out[1] == os.path.join(MODELS, "qwen3-8b") and out[3].endswith(os.path.join("hub", "Qwen", "Qwen3-0.6B"))
+    assert modelconfigs.split_explicit(None) == (None, {})
+    assert modelconfigs.split_explicit("Qwen/Qwen3-8B") == ("Qwen/Qwen3-8B", {})

@@ -53,3 +53,16 @@ def test_a_model_after_options_and_a_draft_model_are_found_as_vllm_finds_them():
     method = run.field("speculative_config.method")
     assert method["verdict"] == "decided" and method["final"]["value"] == "draft_model"
     assert run.field("scheduler_config.max_num_seqs")["final"]["value"] == 32
+
+
+def test_model_config_names_the_draft_it_answers_for():
+    """A draft only the GPU box has (a path in ``--speculative-config``'s JSON): ``--model-config NAME=ID`` names
+    the config that stands for it, as ``--model-config ID`` does for the main model. Before, --model-config
+    answered for the main model only and the draft was a usage error (exit 64)."""
+    draft = '{"model": "/models/acme-eagle-draft", "num_speculative_tokens": 3}'
+    run = run_vllm(VERSION, ["--speculative-config", draft, "Qwen/Qwen3-8B"],
+                   extra=("--offline", "--model-config", "acme-eagle-draft=Qwen/Qwen3-0.6B"))
+    assert run.rc == 0, run
+    assert run.doc["inputs"][1] == ("--speculative-config.model /models/acme-eagle-draft → bundled Qwen/Qwen3-0.6B "
+                                    "config.json (--model-config)")
+    assert run.field("speculative_config.model")["final"]["value"].endswith("models/hub/Qwen/Qwen3-0.6B")

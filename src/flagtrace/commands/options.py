@@ -94,10 +94,11 @@ def watch_options(p):
 
 
 def model_options(parser):
-    parser.add_argument("--model-config", metavar="ID|DIR",
+    parser.add_argument("--model-config", metavar="[NAME=]ID|DIR", action="append",
                         help="the config.json that stands for the command's model: a bundled model id or a folder "
                              "holding config.json (default: the local Hugging Face cache, then the bundled catalog, "
-                             "by id or by the path's last component)")
+                             "by id or by the path's last component); NAME=ID|DIR for the model the command names "
+                             "NAME (a draft model); repeatable")
     parser.add_argument("--offline", action="store_true",
                         help="never ask the Hugging Face hub, as HF_HUB_OFFLINE=1 (default: where nothing here has "
                              "the model, fetch its config.json only, into the Hugging Face cache; HF_ENDPOINT, "

@@ -11,7 +11,7 @@ class Asked:
     via: object = None  # the --via prefix (a string), None: this machine
     python: object = None  # with via: the remote interpreter
     from_trace: object = None  # --from FILE: nothing runs
-    model_config: object = None  # --model-config ID|DIR: the config that stands for the model
+    model_config: object = None  # --model-config [NAME=]ID|DIR values (modelconfigs.split_explicit): what stands for a model
     offline: bool = False  # --offline: a model's config.json is not fetched from the hub
 
     def here(self):

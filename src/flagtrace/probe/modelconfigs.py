@@ -74,14 +74,39 @@ def looks_like_id(text):
     return text.count("/") == 1 and not text.startswith((".", "/", "~")) and all(text.split("/"))
 
 
-OTHER_MODEL_HINT = ("put a folder holding its config.json in its place in the command (no weights needed; "
-                    "--model-config answers for the main model only)")
+OTHER_MODEL_HINT = ("give --model-config NAME=ID|DIR (NAME: the model as the command names it, or its last path "
+                    "component; a folder holding its config.json, no weights needed, or a bundled model id)")
 
 
-def locate(typed, option, explicit=None, offline=False, main=True):
+def split_explicit(values):
+    """--model-config, repeatable: (the main model's ID|DIR or None, {NAME: ID|DIR}). ``NAME=ID|DIR`` answers for
+    the model the command names as NAME (as typed, or its last path component: a draft model); a value without
+    ``=`` (or naming an existing folder) for the main model."""
+    if values is None or isinstance(values, str):
+        values = [values] if values else []
+    main, named = None, {}
+    for value in values:
+        name, sep, config = value.partition("=")
+        if sep and name and config and not os.path.isdir(value):
+            named[name.rstrip("/")] = config
+        else:
+            main = value
+    return main, named
+
+
+def _named_config(typed, named):
+    for key in (typed.rstrip("/"), os.path.basename(typed.rstrip("/"))):
+        if key in named:
+            return named[key]
+    return None
+
+
+def locate(typed, option, explicit=None, offline=False, main=True, named=None):
     """A Found for a model the command names that is not a local folder with config.json; None
     when it is one (nothing to stand in). Raises a usage error when no config can be found.
-    ``offline`` (--offline; HF_HUB_OFFLINE=1 does the same): the hub is not asked."""
+    ``offline`` (--offline; HF_HUB_OFFLINE=1 does the same): the hub is not asked. ``named``: --model-config
+    NAME=ID|DIR, for whichever model the command names NAME."""
+    explicit = _named_config(typed, named or {}) or explicit
     if explicit:
         return _explicit(typed, option, explicit, offline)
     if os.path.isdir(typed):
@@ -317,19 +342,23 @@ def substitute_command(args, spec, explicit=None, offline=False):
     probes): ``options`` naming a model, ``first_only`` the main one (--model-config answers for
     it), ``optional`` ones (a tokenizer) used only where a config is found here, never fetched
     (a config.json alone has no tokenizer files: the framework fetches those itself),
-    ``positional``: the word after which a positional model comes (``vllm serve MODEL``)."""
+    ``positional``: the word after which a positional model comes (``vllm serve MODEL``). ``explicit``: the
+    --model-config values (split_explicit)."""
+    explicit, named = split_explicit(explicit)
     args, found = list(args), []
     word = spec.get("positional")
     at = positional_index(args, word, spec.get("switches", ())) if word else None
     if at is not None:
-        head, found = substitute(["--model", args[at]], ("--model",), explicit, offline, first_only=("--model",))
+        head, found = substitute(["--model", args[at]], ("--model",), explicit, offline, first_only=("--model",),
+                                 named=named)
         found = [dataclasses.replace(f, option=word) for f in found]
         args[at] = head[1]
     options = tuple(spec.get("options", ()))
-    args, more = substitute(args, options, explicit, offline, first_only=tuple(spec.get("first_only", ())))
+    args, more = substitute(args, options, explicit, offline, first_only=tuple(spec.get("first_only", ())),
+                            named=named)
     found += more
     for option, key in (spec.get("json") or {}).items():
-        args, more = substitute_json(args, option, key, offline)
+        args, more = substitute_json(args, option, key, offline, named)
         found += more
     for option in spec.get("optional", ()):
         try:
@@ -358,10 +387,10 @@ def positional_index(args, word, switches=()):
     return None
 
 
-def substitute_json(args, option, key, offline=False):
+def substitute_json(args, option, key, offline=False, named=None):
     """``args`` with the model a JSON option names at ``key`` (``--speculative-config '{"model": ID}'``, or
     ``--speculative-config.model ID``) replaced by the folder of the config that stands for it, looked up as
-    the main model is (never --model-config's, which answers for the main model): (new args, [Found])."""
+    the main model is (--model-config NAME=ID|DIR where NAME is that model): (new args, [Found])."""
     out, found = list(args), []
     dotted = "%s.%s" % (option, key)
     for i, word in enumerate(out):
@@ -372,7 +401,7 @@ def substitute_json(args, option, key, offline=False):
         else:
             continue
         if word.split("=", 1)[0] == dotted:
-            hit = locate(value, dotted, None, offline, main=False)
+            hit = locate(value, dotted, None, offline, main=False, named=named)
             if hit:
                 found.append(hit)
                 out[index] = prefix + hit.folder
@@ -383,17 +412,18 @@ def substitute_json(args, option, key, offline=False):
             continue  # not JSON: the framework's parser says what it thinks of it
         if not isinstance(doc, dict) or not isinstance(doc.get(key), str):
             continue
-        hit = locate(doc[key], dotted, None, offline, main=False)
+        hit = locate(doc[key], dotted, None, offline, main=False, named=named)
         if hit:
             found.append(hit)
             out[index] = prefix + json.dumps(dict(doc, **{key: hit.folder}))
     return out, found
 
 
-def substitute(args, options, explicit=None, offline=False, first_only=()):
+def substitute(args, options, explicit=None, offline=False, first_only=(), named=None):
     """``args`` with every model the options name (``--opt V`` or ``--opt=V``) that is not a local
     folder replaced by the folder of the config that stands for it: (new args, [Found]).
-    ``explicit`` (--model-config) applies to the options in ``first_only`` (the main model)."""
+    ``explicit`` (--model-config) applies to the options in ``first_only`` (the main model), ``named``
+    (--model-config NAME=ID|DIR) to any model named NAME."""
     out, found = list(args), []
     for i, word in enumerate(out):
         for option in options:
@@ -403,7 +433,8 @@ def substitute(args, options, explicit=None, offline=False, first_only=()):
                 index, value = i, word.split("=", 1)[1]
             else:
                 continue
-            hit = locate(value, option, explicit if option in first_only else None, offline, main=option in first_only)
+            hit = locate(value, option, explicit if option in first_only else None, offline, main=option in first_only,
+                         named=named)
             if hit:
                 found.append(hit)
                 out[index] = hit.folder if index != i else option + "=" + hit.folder
