@@ -2,15 +2,17 @@
 as a new user would paste them: one line per command and the totals per outcome.
 
 Outcomes: resolved (exit 0); framework error explained (exit 2: the framework's own error, or its
-parser refusing an option the release lacks); simulation gap (an error that names hardware or OS
-the simulation does not provide: InfiniBand devices, an NPU, ...); input (exit 64: the command
-needs something this machine cannot have, e.g. a placeholder like $MODEL or a model nothing here
-knows; or exit 2 where the resolution loads the model's tokenizer, which a stand-in config.json
-does not have); tool failure (anything else: exit 3 or 70, a timeout). Then every hardware or OS query
-the simulation left to this machine, with how many commands made it.
+parser refusing an option the release lacks); simulation gap (exit 3 naming what the simulation does not
+provide: a device type, a module the release's environment lacks, ...); gap shown as the framework's error
+(exit 2 whose error names such a thing: a defect, the goal is 0); input (exit 64: the command needs something
+this machine cannot have, e.g. a placeholder like $MODEL or a model nothing here knows; or exit 2 where the
+resolution loads the model's tokenizer, which a stand-in config.json does not have); stop point not reached
+(exit 4); tool failure (anything else: exit 70, a traceback, a timeout). Then every hardware or OS query the
+simulation left to this machine, with how many commands made it.
 
-    .venv/bin/python bench/corpus.py                       # SGLang 0.5.23 and vLLM 0.34.0
+    .venv/bin/python bench/corpus.py                       # SGLang 0.5.23, vLLM 0.34.0, Dynamo 1.6.1
     .venv/bin/python bench/corpus.py --sglang 0.5.11 --only sglang --json out.json
+    .venv/bin/python bench/corpus.py --added 2026-12-07    # only the entries added that day
 """
 import argparse
 import concurrent.futures
@@ -33,7 +35,10 @@ FLAGTRACE = [os.path.join(ROOT, ".venv", "bin", "python"), "-m", "flagtrace"]
 DEFAULT_GPU = "H100x8"
 GAP = re.compile(r"not simulated|infiniband|/sys/class|ib[_ ]device|\bnpu\b|ascend|rdma|mooncake|nvidia-smi|numa", re.I)
 STAND_IN = re.compile(r"flagtrace bundles config\.json only")
-OUTCOMES = ("resolved", "framework error explained", "simulation gap", "input", "tool failure")
+OUTCOMES = ("resolved", "framework error explained", "simulation gap", "gap shown as the framework's error",
+            "input", "stop point not reached", "tool failure")
+FRAMEWORKS = ("sglang", "vllm", "dynamo")
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 
 
 def load(framework):
@@ -60,7 +65,8 @@ def gpu_for(entry, known):
 
 def argv_for(entry, framework, release):
     """The published command as this machine runs it: its interpreter or console script replaced
-    by the release's; leading VAR=value words become the environment; a trailing & dropped."""
+    by the release's (a Dynamo worker: flagtrace's --release does it); leading VAR=value words become the
+    environment; a trailing & dropped."""
     words = shlex.split(entry["command"])
     env = {}
     while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
@@ -68,6 +74,8 @@ def argv_for(entry, framework, release):
         env[key] = value
     if words and words[-1] == "&":
         words.pop()
+    if framework == "dynamo":
+        return words, env
     bindir = os.path.join(ROOT, ".envs", framework, release, "bin")
     head = os.path.basename(words[0]) if words else ""
     if head.startswith("python"):
@@ -83,16 +91,23 @@ def argv_for(entry, framework, release):
 
 def classify(rc, doc, err):
     text = err + json.dumps((doc or {}).get("error") or {})
+    if TRACEBACK.search(err) and not (doc or {}).get("error") and rc not in (0, 2, 3, 64):
+        return "tool failure"  # flagtrace's own traceback
     if rc == 0:
         return "resolved"
-    if GAP.search(text) and rc in (2, 3):
+    if rc == 3 and ((doc or {}).get("simulation_gap") or "SIMULATION GAP" in err or GAP.search(text)
+                    or "not installed where the command ran" in text):
         return "simulation gap"
     if STAND_IN.search(text) and rc == 2:
         return "input"  # the model's own files beyond config.json (its tokenizer) are needed
+    if rc == 2 and GAP.search(text):
+        return "gap shown as the framework's error"
     if rc == 2:
         return "framework error explained"
     if rc == 64:
         return "input"
+    if rc == 4:
+        return "stop point not reached"
     return "tool failure"
 
 
@@ -101,9 +116,10 @@ def run_one(entry, framework, release, known, timeout):
     gpu, gpu_note = gpu_for(entry, known)
     full = dict(os.environ, **env)
     started = time.monotonic()
+    release_opt = ["--release", "ai-dynamo==" + release] if framework == "dynamo" else []
     try:
-        proc = subprocess.run(FLAGTRACE + ["explain", "--format", "json", "--gpu", gpu, "--timeout", str(timeout),
-                                           "--", *argv], capture_output=True, text=True, cwd=ROOT, env=full,
+        proc = subprocess.run(FLAGTRACE + ["explain", "--format", "json", "--gpu", gpu, "--timeout", str(timeout)]
+                              + release_opt + ["--", *argv], capture_output=True, text=True, cwd=ROOT, env=full,
                               timeout=timeout + 60)
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired:
@@ -115,6 +131,7 @@ def run_one(entry, framework, release, known, timeout):
     line = next((l for l in err.splitlines() if l.startswith("flagtrace: ") and "note:" not in l), "")
     return {"id": entry["id"], "framework": framework, "release": release, "gpu": gpu, "gpu_note": gpu_note,
             "rc": rc, "outcome": classify(rc, doc, err), "seconds": round(time.monotonic() - started, 1),
+            "error": ((doc or {}).get("error") or {}).get("message", "")[:300],
             "line": line[len("flagtrace: "):][:200], "source": entry["source"],
             "inputs": (doc or {}).get("inputs", []),
             "unanswered": ["%s at %s:%s" % (u["query"], os.path.basename(u["file"] or "?"), u["line"])
@@ -125,13 +142,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sglang", default="0.5.23", help="SGLang release (.envs/sglang/V)")
     p.add_argument("--vllm", default="0.34.0", help="vLLM release (.envs/vllm/V)")
-    p.add_argument("--only", choices=("sglang", "vllm"))
+    p.add_argument("--dynamo", default="1.6.1", help="ai-dynamo release (flagtrace --release ai-dynamo==V)")
+    p.add_argument("--only", choices=FRAMEWORKS)
+    p.add_argument("--added", metavar="DATE", help="only the entries whose `added` is DATE")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--timeout", type=float, default=240)
     p.add_argument("--json", metavar="FILE")
     opts = p.parse_args()
     known = known_gpus()
-    work = [(e, fw, getattr(opts, fw)) for fw in ("sglang", "vllm") if opts.only in (None, fw) for e in load(fw)]
+    work = [(e, fw, getattr(opts, fw)) for fw in FRAMEWORKS if opts.only in (None, fw) for e in load(fw)
+            if opts.added in (None, e.get("added"))]
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
         futures = [pool.submit(run_one, e, fw, rel, known, opts.timeout) for e, fw, rel in work]
@@ -139,9 +159,9 @@ def main():
             r = future.result()
             results.append(r)
             print("%-26s %-55s rc=%-3s %5.1fs  %s" % (r["outcome"], r["id"][:55], r["rc"], r["seconds"],
-                                                     r["line"] or "; ".join(r["inputs"])), flush=True)
+                                                     r["line"] or r["error"] or "; ".join(r["inputs"])), flush=True)
     print()
-    for fw in ("sglang", "vllm"):
+    for fw in FRAMEWORKS:
         mine = [r for r in results if r["framework"] == fw]
         if not mine:
             continue

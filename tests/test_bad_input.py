@@ -85,6 +85,15 @@ CASES = {
                                    ["cannot write no/such/dir/report.md: no directory"]),
     "save-trace to a directory": (["explain", "--save-trace", ".", "--watch", W_SERVE, "--", PY,
                                    example("serve_config.py")], ExitCode.USAGE, ["cannot write .: it is a directory"]),
+    # a command pasted with its variables in front (SGLang's CPU docs: LD_LIBRARY_PATH=... python -m ...): before,
+    # "command not found: LD_LIBRARY_PATH=..." (exit 3) or, with --release, "... is a console script" (exit 64)
+    "variables before the command": (["explain", "--watch", W_SERVE, "--", "LD_LIBRARY_PATH=/usr/lib", "OMP_NUM_THREADS=8",
+                                      PY, example("serve_config.py")], ExitCode.USAGE,
+                                     ["the command starts with variable assignments: put variables before flagtrace "
+                                      "(LD_LIBRARY_PATH=/usr/lib OMP_NUM_THREADS=8 flagtrace ... -- "]),
+    "env before the command": (["diff", "--gpu", "H100", "--gpu", "A100", "--watch", W_SERVE, "--", "env", "A=1", PY,
+                                example("serve_config.py")], ExitCode.USAGE,
+                               ["the command starts with variable assignments", "(A=1 flagtrace ... -- "]),
     "check: bad expect": (["check", "--expect", "page_size", "--watch", W_SERVE, "--stop-at", "serve_config:start",
                            "--", PY, example("serve_config.py")], ExitCode.USAGE, ["FIELD=VALUE"]),
 }

@@ -40,3 +40,20 @@ def test_env_build_finds_the_release_built(caller):
                           env=dict(os.environ, **caller))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(str(RELEASE) + " ") and "creating" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("caller", CASES[1:])
+def test_a_loader_path_to_another_libpython_is_a_gap_not_the_frameworks_error(caller):
+    """The variable reaches the target (as it must: on the GPU box it may be what the user's interpreter needs);
+    here it loads the system's libpython under the release's 3.11.7 interpreter, which then cannot import
+    ``_ssl``. Before: "the target raised ImportError ... undefined symbol" (exit 3) and nothing said why; now the
+    line names the libpython the target ran on and the variable's kind, as a simulation gap."""
+    proc = subprocess.run([sys.executable, "-m", "flagtrace", "explain", "--release", "sglang==0.5.11", "--offline",
+                           "--", "python", "-m", "sglang.launch_server", "--model-path",
+                           os.path.join(ROOT, "models", "llama-3-8b")], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300, env=dict(os.environ, FLAGTRACE_ENVS=os.path.join(ROOT, ".envs"), **caller))
+    assert proc.returncode == 3, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert "before resolution started; the interpreter " in first
+    assert " ran on %s/libpython%d.%d.so.1.0, not on the libpython it was built with" % (
+        (SYSTEM_LIBS,) + sys.version_info[:2]) in first

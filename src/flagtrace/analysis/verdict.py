@@ -59,7 +59,14 @@ def died_early(trace):
 
 def simulation_gap(trace, text):
     """One line when ``text`` (an error) names something the simulation does not provide
-    (probe/sim/standins.json ``not_simulated``) and a simulation ran; else None."""
+    (probe/sim/standins.json ``not_simulated``) and a simulation ran, or the interpreter ran on another build's
+    libpython (a loader path meant for the user's interpreter, not flagtrace's); else None."""
+    foreign = (trace.get("target") or {}).get("foreign_libpython")
+    if foreign and text:
+        return ("the interpreter %s ran on %s, not on the libpython it was built with: a loader path in the "
+                "environment (LD_LIBRARY_PATH, LD_PRELOAD) meant for the interpreter on the GPU box puts it first, and "
+                "the interpreter here is not that one; leave the variable out here, or give --python an "
+                "interpreter it fits" % ((trace.get("target") or {}).get("interpreter"), foreign))
     if not trace.get("simulation") or not text:
         return None
     from ..probe.sim.standins import load_not_simulated

@@ -1,6 +1,7 @@
 """Turn the command a user typed after ``--`` into: which interpreter, and what it runs."""
 import dataclasses
 import os
+import re
 import shutil
 
 from ..core.exitcodes import ExitCode, FlagtraceError
@@ -31,7 +32,28 @@ def _which(word):
     return shutil.which(word)
 
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def refuse_assignments(command):
+    """A command pasted with its variables in front (``VAR=value python -m ...``, ``env VAR=value ...``): one usage
+    line saying where they go (before flagtrace, where they reach the target and not flagtrace's own checks)."""
+    words = list(command or [])
+    skip = 1 if words[:1] == ["env"] else 0
+    assignments = []
+    while skip + len(assignments) < len(words) and _ASSIGNMENT.match(words[skip + len(assignments)]):
+        assignments.append(words[skip + len(assignments)])
+    if assignments or skip:
+        rest = " ".join(words[skip + len(assignments):][:3])
+        raise FlagtraceError(
+            "the command starts with %s: put variables before flagtrace (%s flagtrace ... -- %s ...), where the "
+            "target gets them and flagtrace's own checks do not; a script or manifest that sets them is read with -f"
+            % ("variable assignments" if assignments else "env", " ".join(assignments) or "VAR=value", rest),
+            ExitCode.USAGE)
+
+
 def parse_command(command):
+    refuse_assignments(command)
     if not command:
         raise FlagtraceError(
             "nothing to trace: give the launch command after --, e.g. "

@@ -428,6 +428,7 @@ class TraceBuilder:
                 "python": platform.python_version(),
                 "platform": sys.platform,
                 "pid": os.getpid(),
+                "foreign_libpython": foreign_libpython(),
             },
             "request": {k: req.get(k) for k in ("watch", "stop_at", "adapter", "gpu", "inputs")},
             "adapter": req.get("adapter_info"),
@@ -473,3 +474,17 @@ def _version(top, module):
         return metadata.version(top)
     except Exception:
         return None
+
+
+def foreign_libpython():
+    """The shared libpython this process runs on when it is not its interpreter's own (under sys.base_prefix): a
+    loader path (LD_LIBRARY_PATH, LD_PRELOAD) put another build's first. None otherwise, or off Linux."""
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {line.split(None, 5)[-1].strip() for line in fh if "libpython" in line}
+    except OSError:
+        return None
+    own = os.path.realpath(sys.base_prefix) + os.sep
+    foreign = sorted(p for p in paths if p.startswith(os.sep) and not os.path.realpath(p).startswith(own))
+    return foreign[0] if foreign else None
+

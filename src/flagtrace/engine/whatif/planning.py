@@ -5,7 +5,7 @@ import os
 
 from ...core import gpus
 from ...core.exitcodes import ExitCode, FlagtraceError
-from ...launch.command import Target
+from ...launch.command import Target, refuse_assignments
 from ...core.request import ProbeRequest
 from ...probe.bootstrap.proctable import is_python_path
 
@@ -38,6 +38,7 @@ def side_command(command, python):
     console script (``sglang serve``) the script of the same name beside it."""
     if not command:
         return command
+    refuse_assignments(command)
     if is_python_path(command[0]):
         return [python] + list(command[1:])
     script = os.path.join(os.path.dirname(python), os.path.basename(command[0]))
