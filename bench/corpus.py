@@ -38,6 +38,7 @@ STAND_IN = re.compile(r"flagtrace bundles config\.json only")
 OUTCOMES = ("resolved", "framework error explained", "simulation gap", "gap shown as the framework's error",
             "input", "stop point not reached", "tool failure")
 FRAMEWORKS = ("sglang", "vllm", "dynamo")
+PLACEHOLDER = re.compile(r"(value:?|choice:|arguments:) '?(\$\{?\w+|<[\w.-]+>)|Value [^\n]*?(\$\{|<\w)")
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 
 
@@ -100,6 +101,8 @@ def classify(rc, doc, err):
         return "simulation gap"
     if STAND_IN.search(text) and rc == 2:
         return "input"  # the model's own files beyond config.json (its tokenizer) are needed
+    if rc == 2 and PLACEHOLDER.search(text) and "refused the command line" in err:
+        return "input"  # the published text's placeholder (<port>, ${VAR}) handed to the parser as typed
     if rc == 2 and GAP.search(text):
         return "gap shown as the framework's error"
     if rc == 2:
