@@ -23,7 +23,7 @@ MANIFESTS = os.path.join(ROOT, "tests", "manifests")
 
 
 def launches(name):
-    [(_, found)] = read_paths([os.path.join(MANIFESTS, name)])
+    [(_, found, _)] = read_paths([os.path.join(MANIFESTS, name)])
     return found
 
 
@@ -150,7 +150,7 @@ spec:
 
 
 @pytest.mark.parametrize("text, name, phrases", [
-    ("kind: Pod\nspec: [unclosed\n", "bad.yaml", ["-f ", "bad.yaml: line 3 is not valid YAML"]),
+    ("kind: Pod\nspec: [unclosed\n", "bad.yaml", ["-f ", "bad.yaml:3 is not valid YAML"]),
     ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: c, image: nginx}\n",
      "nginx.yaml", ["no container runs SGLang or vLLM there"]),
 ])
@@ -159,6 +159,34 @@ def test_bad_manifests_are_one_line_exit_64(tmp_path, text, name, phrases):
     path.write_text(text)
     r = run_sub(["explain", "-f", str(path)])
     assert_clear_error(r, ExitCode.USAGE, *phrases)
+
+
+def test_nothing_is_lost_a_bad_file_or_document_is_a_row_of_its_own(tmp_path):
+    """Issue 38: a folder with files that cannot be read (a merge conflict, bytes that are not UTF-8) and a stream
+    whose Secret holds a ``{{TOKEN}}`` placeholder: each bad file or document is one launch holding only its
+    problem (file:line), and every other document and file is still read. Before, the first bad file stopped
+    the whole gate with one line."""
+    stack = open(os.path.join(MANIFESTS, "sglang-k8s-lws-pd-decode.yaml")).read()
+    (tmp_path / "a-conflict.yaml").write_text("kind: Pod\n<<<<<<< HEAD\nmetadata: {name: a}\n=======\n"
+                                              "metadata: {name: b}\n>>>>>>> theirs\n")
+    (tmp_path / "b-blob.yaml").write_bytes(b"\x89PNG\x00\x01")
+    (tmp_path / "c-stack.yaml").write_text("kind: Secret\nmetadata: {name: hf}\nstringData:\n  token: {{TOKEN}}\n---\n"
+                                           + stack)
+    (tmp_path / "d-notes.md").write_text("# notes\n")
+    (tmp_path / "e-run.sh").write_text("echo hello\n")
+    found = {os.path.basename(r.path): r for r in read_paths([str(tmp_path)])}
+    assert sorted(found) == ["a-conflict.yaml", "b-blob.yaml", "c-stack.yaml", "d-notes.md", "e-run.sh"]
+    [conflict] = found["a-conflict.yaml"].launches
+    assert conflict.problem == "-f %s:3 is not valid YAML: could not find expected ':'" % (tmp_path / "a-conflict.yaml")
+    [blob] = found["b-blob.yaml"].launches
+    assert blob.problem.startswith("-f %s: cannot read it: 'utf-8' codec can't decode" % (tmp_path / "b-blob.yaml"))
+    secret, leader, worker = found["c-stack.yaml"].launches
+    assert secret.name == "document 1 (line 4)" and "c-stack.yaml:4 is not valid YAML" in secret.problem
+    assert leader.name.endswith("leader container sglang-leader") and worker.name.endswith("worker container "
+                                                                                            "sglang-worker")
+    assert found["d-notes.md"].skipped == "not a form flagtrace reads (.yaml, .yml, .json, .sh, .txt)"
+    assert found["e-run.sh"].skipped == "shell text with no docker run line"
+    assert found["c-stack.yaml"].skipped is None
 
 
 def test_several_commands_need_container_or_check(tmp_path):
@@ -185,7 +213,7 @@ def test_check_takes_several_files_after_one_f_as_pre_commit_passes_them(tmp_pat
         (tmp_path / name).write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
                                      "    - {name: c, image: nginx}\n")
     r = run_sub(["check", "--strict", "-f", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
-    assert_clear_error(r, ExitCode.USAGE, "no container runs SGLang or vLLM there (looked at 2 files)")
+    assert_clear_error(r, ExitCode.USAGE, "no container runs SGLang or vLLM there (looked at 2 files: ")
 
 
 def test_lws_variables_and_a_pods_index_are_known_statically():

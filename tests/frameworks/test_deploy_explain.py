@@ -51,15 +51,18 @@ def test_the_production_stack_chart_explained_with_its_image_release_and_gpu():
 
 
 @needs
-def test_check_f_with_one_command_checks_its_expectations():
-    """check -f FILE naming one command is check of that command (not the gate): its --expect, its exit."""
+def test_check_f_with_one_command_is_the_gate_with_its_expectations():
+    """check -f FILE naming one command is the gate all the same (``flagtrace/gate@1``, one row): its --expect in
+    the row, its exit (issue 38: the document's shape never depends on the number of commands)."""
     manifest = os.path.join(MANIFESTS, "vllm-production-stack.yaml")
     r = flagtrace(["check", "-f", manifest, "--gpu", "H100", "--expect", "model_config.max_model_len=4096",
                    "--expect", "cache_config.enable_prefix_caching=True", "--format", "json"])
     assert r.rc == ExitCode.OVERRIDDEN, r  # the chart appends --no-enable-prefix-caching
-    assert [(e["field"], e["ok"]) for e in r.doc["expectations"]] == [("model_config.max_model_len", True),
-                                                                      ("cache_config.enable_prefix_caching", False)]
-    assert r.doc["deployment"]["release"] == "vllm==" + VLLM
+    assert r.doc["schema"] == "flagtrace/gate@1"
+    [row] = r.doc["rows"]
+    assert [(e["field"], e["ok"]) for e in row["expectations"]] == [("model_config.max_model_len", True),
+                                                                    ("cache_config.enable_prefix_caching", False)]
+    assert row["deployment"]["release"] == "vllm==" + VLLM and row["exit"] == ExitCode.OVERRIDDEN
 
 
 @needs
@@ -104,9 +107,25 @@ spec:
           args: [--model-path, $(MODEL), --cuda-graph-max-bs, "256"]
           env: [{name: MODEL, value: meta-llama/Meta-Llama-3-8B-Instruct}]
 """)
+    # nothing lost (issue 38): a chart template, a Secret with a placeholder before a good document, a README
+    (folder / "chart-template.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}\n")
+    with open(folder / "sglang.yaml", "r+") as fh:
+        text = fh.read()
+        fh.seek(0)
+        fh.write("kind: Secret\nmetadata: {name: hf}\nstringData:\n  token: {{TOKEN}}\n---" + text)
+    (folder / "README.md").write_text("# how we deploy\n")
     r = flagtrace(["check", "-f", str(folder), "--gpu", "H100", "--format", "json"])
     rows = {row["name"]: row for row in r.doc["rows"]}
-    assert r.rc == ExitCode.TARGET_RAISED, r  # SGLang 0.5.23's parser refuses one command's flag
+    assert r.rc == ExitCode.USAGE, r  # the worst row: an input one (SGLang 0.5.23's parser refuses a flag: exit 2)
+    bad = {(os.path.basename(row["source"]), row["name"]): (row["status"], row["exit"], row["message"])
+           for row in r.doc["rows"] if row["status"] == "input"}
+    assert bad == {("chart-template.yaml", "document 1 (line 4)"): (
+                       "input", 64, "-f %s:4 is not valid YAML: found unhashable key" % (folder / "chart-template.yaml")),
+                   ("sglang.yaml", "document 1 (line 4)"): (
+                       "input", 64, "-f %s:4 is not valid YAML: found unhashable key" % (folder / "sglang.yaml"))}
+    looked = {os.path.basename(f["path"]): f for f in r.doc["looked_at"]}
+    assert looked["README.md"]["skipped"].startswith("not a form flagtrace reads")
+    assert (looked["sglang.yaml"]["commands"], looked["sglang.yaml"]["unreadable"]) == (2, 1)
     new = rows["Deployment/sglang-llama container sglang-new"]
     assert (new["status"], new["exit"], new["release"]) == ("error", 2, "sglang==0.5.23")
     assert "--cuda-graph-max-bs" in new["message"]
@@ -128,7 +147,7 @@ spec:
         "VllmPrefillWorker container main": ("error", 2, "ai-dynamo==1.6.1")}
     prefill = dynamo["VllmPrefillWorker container main"]
     assert "update_dynamo_config_with_engine" in prefill["message"] and "--kv-transfer-config" in prefill["message"]
-    assert r.doc["summary"] == {"resolved": 4, "incomplete": 0, "error": 2, "failed": 0, "input": 0, "unsupported": 0}
+    assert r.doc["summary"] == {"resolved": 4, "incomplete": 0, "error": 2, "failed": 0, "input": 2, "unsupported": 0}
 
 
 @needs

@@ -58,7 +58,7 @@ def take(req, found):
     if found is not None:
         from ..engine import deployment
 
-        req.launch, req.command = deployment.take(opts, deployment.one_launch(found), req.err)
+        req.launch, req.command = deployment.take(opts, deployment.one_launch(found, req.err), req.err)
     if getattr(opts, "release", None):
         req.command, sides = releases.apply_releases(opts.verb, opts.release, req.command,
                                                      getattr(opts, "python", None), getattr(opts, "via", None),

@@ -1,6 +1,6 @@
 """``flagtrace check --expect FIELD=VALUE -- COMMAND...``: exit 1 unless every expectation holds (and,
-with --strict, nothing explicit was overridden); ``check -f`` over several commands, or with --lock,
-is the CI gate (engine/gate.py)."""
+with --strict, nothing explicit was overridden); ``check -f`` is the CI gate (engine/gate.py), one row per
+command whatever their number (``flagtrace/gate@1``)."""
 from ..analysis.expect import evaluate_expectations
 from ..engine.gate import gate
 from .gating import render_gate
@@ -22,7 +22,7 @@ def run(req):
     opts = req.opts
     writable(req)
     found = launches(req)
-    if found is not None and (opts.lock or len(opts.file) > 1 or len(found) > 1):
+    if found is not None:  # -f: the gate, one row per command, whatever their number
         return render_gate(req, *gate(opts, found, req.asked, req.err))
     take(req, found)
     req.prepared = True  # explained() must not take the launch again

@@ -27,6 +27,15 @@ def recognise(argv):
     return ""
 
 
+def known_frameworks():
+    """The frameworks -f recognises, in words: "SGLang or vLLM (and their wrapper modules: dynamo.sglang, ...)"."""
+    from ..core.frameworks import FRAMEWORKS
+
+    wrapped = [m for record in FRAMEWORKS for m in record.wrapper_modules]
+    return "%s%s" % (" or ".join(record.label for record in FRAMEWORKS),
+                     " (or python -m %s)" % ", ".join(wrapped) if wrapped else "")
+
+
 def wrapper_of(argv):
     """In words, a wrapper entry point (data/images.toml [wrappers]) the command runs, or ""."""
     words = list(argv)

@@ -1,49 +1,77 @@
 """Reading files and folders (``-f``) into framework launches: each file handed to the first reader that
 recognises it (readers.READERS)."""
+import collections
 import os
 import sys
 
 from ..core.exitcodes import ExitCode, FlagtraceError
-from .entry_points import recognise  # noqa: F401  (the names this module has always offered)
-from .model import Artifact, Launch, Token  # noqa: F401
+from .entry_points import known_frameworks, recognise  # noqa: F401  (recognise: a name this module has always offered)
+from .model import Artifact, Launch, Token, unreadable  # noqa: F401
 from .readers import READERS
 
 
+SUFFIXES = (".yaml", ".yml", ".json", ".sh", ".txt")
+
+
+FileRead = collections.namedtuple("FileRead", "path launches skipped")  # skipped: why nothing was taken, or None
+
+
 def read_paths(paths, stdin=None):
-    """Every launch the files (folders: their *.yaml, *.yml, *.json, *.sh, *.txt files) hold, in order:
-    [(path, [Launch])], a file with none included (its list empty)."""
+    """Every file -f names (folders: their *.yaml, *.yml, *.json, *.sh, *.txt files), in order: [FileRead], a
+    file with no launch included with why. Nothing is lost: a file that cannot be read is a Launch with only its
+    problem (a row of the gate), and the files after it are read."""
     out = []
-    for path in paths:
-        if path == "-":
-            out.append(("-", read_text((stdin or sys.stdin).read(), "-")))
+    for path, skipped in files_of(paths):
+        if skipped:
+            out.append(FileRead(path, [], skipped))
             continue
-        if os.path.isdir(path):
-            found = sorted(os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
-                           if name.lower().endswith((".yaml", ".yml", ".json", ".sh", ".txt")))
-            if not found:
-                raise FlagtraceError("-f %s: a folder with no .yaml/.yml/.json/.sh file" % path, ExitCode.USAGE)
-            out += [(p, read_file(p)) for p in found]
-        elif os.path.isfile(path):
-            out.append((path, read_file(path)))
+        if path == "-":
+            text = (stdin or sys.stdin).read()
         else:
-            raise FlagtraceError("-f %s: no such file or folder" % path, ExitCode.USAGE)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                out.append(FileRead(path, [unreadable(path, "the file", "-f %s: cannot read it: %s" % (path, exc))],
+                                    None))
+                continue
+        launches, reader = _read(text, path)
+        why = None if launches else "shell text with no docker run line" if reader is None else (
+            "read as %s: no container, service or command there runs %s" % (reader.FORM, known_frameworks()))
+        out.append(FileRead(path, launches, why))
     return out
 
 
-def read_file(path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FlagtraceError("-f %s: cannot read it: %s" % (path, exc), ExitCode.USAGE)
-    return read_text(text, path)
-
-
 def read_text(text, source):
-    """The launches of one file's text, read by the first reader that recognises it: a docker run line (shell
+    """The launches of one file's text, read by the first reader that recognises it: docker run lines (shell
     text), a compose file (a mapping with ``services``) or Kubernetes objects (one document or many)."""
+    return _read(text, source)[0]
+
+
+def _read(text, source):
     artifact = Artifact(source, text)
-    for reader in READERS:
-        if reader.recognises(artifact):
-            return reader.read(artifact)
-    return []
+    reader = next((r for r in READERS if r.recognises(artifact)), None)
+    return (reader.read(artifact) if reader is not None else []), reader
+
+
+def files_of(paths):
+    """(path, why it is skipped or None) of every file -f names: folders walked (hidden folders left out); a file
+    of a folder whose suffix no reader takes is listed as skipped."""
+    for path in paths:
+        if path == "-" or os.path.isfile(path):
+            yield path, None
+        elif os.path.isdir(path):
+            found = sorted(os.path.join(folder, name) for folder, dirs, names in os.walk(path)
+                           if not _hidden(folder, path) for name in names if not name.startswith("."))
+            if not any(p.lower().endswith(SUFFIXES) for p in found):
+                raise FlagtraceError("-f %s: a folder with no .yaml/.yml/.json/.sh/.txt file" % path, ExitCode.USAGE)
+            for p in found:
+                yield p, None if p.lower().endswith(SUFFIXES) else "not a form flagtrace reads (%s)" % ", ".join(
+                    SUFFIXES)
+        else:
+            raise FlagtraceError("-f %s: no such file or folder" % path, ExitCode.USAGE)
+
+
+def _hidden(folder, top):
+    rel = os.path.relpath(folder, top)
+    return rel != "." and any(part.startswith(".") for part in rel.split(os.sep))

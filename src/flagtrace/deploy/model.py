@@ -35,6 +35,11 @@ class Launch:
         return "%s: %s" % (self.source, self.name)
 
 
+def unreadable(source, name, problem):
+    """A row for what cannot be read (a file, a YAML document): a Launch with only its problem."""
+    return Launch(source=source, name=name, tokens=[], env={}, problem=problem)
+
+
 class Artifact:
     """One file's text as the readers see it: its name, its text, and its YAML documents, parsed on first ask
     (a shell script is never parsed) and once for all readers."""
@@ -45,5 +50,5 @@ class Artifact:
 
     @functools.cached_property
     def documents(self):
-        """[document] of the text; a YAML error is a one-line usage error."""
+        """[document] of the text; one that does not parse is a yaml_lines.BadDocument in its place."""
         return load_documents(self.text, self.source)

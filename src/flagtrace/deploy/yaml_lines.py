@@ -1,6 +1,10 @@
 """YAML documents whose strings remember the line they stand on, so that a token's origin can say
-``deploy.yaml:31``."""
-from ..core.exitcodes import ExitCode, FlagtraceError
+``deploy.yaml:31``. Each document of a stream is parsed on its own: one that does not parse (a chart template's
+``{{ ... }}``, a merge conflict, a Secret holding a ``{{TOKEN}}`` placeholder) is a BadDocument in its place, and
+the documents around it are read as usual."""
+import re
+
+_SEPARATOR = re.compile(r"^---(\s|$)")
 
 
 class Line(str):
@@ -8,8 +12,38 @@ class Line(str):
     line = 0
 
 
+class BadDocument:
+    """A document of the stream that is not valid YAML: where (1-based line) and why, in one line."""
+
+    def __init__(self, source, line, problem):
+        self.source, self.line, self.problem = source, line, problem
+
+    def message(self):
+        return "-f %s:%s is not valid YAML: %s" % (self.source, self.line, self.problem)
+
+
 def load_documents(text, source):
-    """Every YAML document of the text, strings carrying their line; one line on a parse error."""
+    """Every YAML document of the text, strings carrying their line; a document that does not parse is a
+    BadDocument (its line, YAML's one-line reason)."""
+    out = []
+    for first, chunk in _chunks(text):
+        out += _load(chunk, source, first)
+    return out
+
+
+def _chunks(text):
+    """(first line, text) of each document: split at ``---`` lines, each chunk keeping the lines above it blank
+    so that marks count from the file's top."""
+    lines = text.splitlines(keepends=True)
+    start = 0
+    for i, line in enumerate(lines):
+        if _SEPARATOR.match(line) and i > start:
+            yield start + 1, "\n" * start + "".join(lines[start:i])
+            start = i
+    yield start + 1, "\n" * start + "".join(lines[start:])
+
+
+def _load(chunk, source, first):
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -22,9 +56,8 @@ def load_documents(text, source):
 
     Loader.add_constructor("tag:yaml.org,2002:str", scalar)
     try:
-        return [d for d in yaml.load_all(text, Loader=Loader) if d is not None]
+        return [d for d in yaml.load_all(chunk, Loader=Loader) if d is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = " line %d" % (mark.line + 1) if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FlagtraceError("-f %s:%s is not valid YAML: %s" % (source, where, problem), ExitCode.USAGE)
+        return [BadDocument(source, mark.line + 1 if mark else first, problem)]

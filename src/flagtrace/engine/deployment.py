@@ -8,23 +8,47 @@ import os
 from ..deploy.launch import read_paths
 from ..core.exitcodes import ExitCode, FlagtraceError
 
+class Launches(list):
+    """The launches of the -f files, with ``files``: what was looked at, each file's launches and what was skipped,
+    with why ([{"path", "commands", "unreadable", "skipped"}])."""
+    files = ()
+
+
 def launches(opts):
-    """Every framework launch of the -f files (filtered by --container): [Launch]; usage errors for none."""
+    """Every framework launch of the -f files (filtered by --container), a file or document that cannot be read
+    one of them (a Launch with only its problem): Launches; usage errors for none."""
     found = read_paths(opts.file)
-    out = [launch for _, ls in found for launch in ls]
+    out = Launches(launch for read in found for launch in read.launches)
+    out.files = [{"path": read.path, "commands": sum(1 for l in read.launches if not _unreadable(l)),
+                  "unreadable": sum(1 for l in read.launches if _unreadable(l)), "skipped": read.skipped}
+                 for read in found]
     if opts.container:
-        out = [l for l in out if l.name.rsplit(" ", 1)[-1] == opts.container or l.name.endswith(
+        out[:] = [l for l in out if l.name.rsplit(" ", 1)[-1] == opts.container or l.name.endswith(
             "service " + opts.container)]
         if not out:
             raise FlagtraceError("-f: no container or service named %s runs a framework there" % opts.container,
                                  ExitCode.USAGE)
     if not out:
-        raise FlagtraceError("-f %s: no container runs SGLang or vLLM there (looked at %d file%s)"
-                             % (" ".join(opts.file), len(found), "" if len(found) == 1 else "s"), ExitCode.USAGE)
+        reasons = "; ".join("%s: %s" % (read.path, read.skipped) for read in found[:3])
+        raise FlagtraceError("-f %s: no container runs SGLang or vLLM there (looked at %d file%s: %s%s)"
+                             % (" ".join(opts.file), len(found), "" if len(found) == 1 else "s", reasons,
+                                "; ..." if len(found) > 3 else ""), ExitCode.USAGE)
     return out
 
 
-def one_launch(found):
+def _unreadable(launch):
+    return not launch.tokens and bool(launch.problem)
+
+
+def one_launch(found, err=None):
+    """The one command of the -f files; a document or file that could not be read beside it is said on ``err``
+    (check -f gives each a row)."""
+    commands = [l for l in found if not _unreadable(l)]
+    if len(commands) == 1 and len(found) > 1:
+        for launch in found:
+            if _unreadable(launch) and err is not None:
+                err.write("flagtrace: note: left out: %s\n" % launch.problem)
+        found = commands
     if len(found) > 1:
         raise FlagtraceError("-f: %d commands there (%s); pick one with --container NAME (check -f takes them all)"
                              % (len(found), "; ".join(l.name for l in found)), ExitCode.USAGE)

@@ -30,7 +30,10 @@ def gate(opts, items, asked, err, lock_out=None):
             row.update(status="failed", exit=int(ExitCode.CANNOT_RUN),
                        message=(analysis or {}).get("message") or result.why or "did not run")
         else:
-            failed = sum(1 for r in evaluate_expectations(analysis, getattr(opts, "expect", [])) if not r[3])
+            results = evaluate_expectations(analysis, getattr(opts, "expect", []))
+            failed = sum(1 for r in results if not r[3])
+            if results:
+                row["expectations"] = [{"field": f, "expected": w, "actual": g, "ok": ok} for f, w, g, ok in results]
             code = verdict.exit_code(analysis, getattr(opts, "strict", False), failed)
             error = analysis.get("error")
             row.update(status="error" if error else analysis["status"] if analysis["status"] == "incomplete"
@@ -47,7 +50,7 @@ def gate(opts, items, asked, err, lock_out=None):
                     row["drift"] = drift
                     row["exit"] = max(row["exit"], int(ExitCode.OVERRIDDEN))
         worst = max(worst, ExitCode(row["exit"]))
-    doc = {"schema": GATE_SCHEMA, "files": opts.file, "rows": rows,
+    doc = {"schema": GATE_SCHEMA, "files": opts.file, "looked_at": list(getattr(items, "files", ())), "rows": rows,
            "summary": {k: sum(1 for r in rows if r["status"] == k) for k in STATUSES}}
     if lock_out is not None:
         lock.write(lock_out, entries)

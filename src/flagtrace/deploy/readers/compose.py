@@ -9,6 +9,9 @@ from ..model import Token
 from ..shell_words import expand_vars, unwrap
 
 
+FORM = "a compose file"
+
+
 def recognises(artifact):
     documents = artifact.documents
     return len(documents) == 1 and isinstance(documents[0], dict) and "services" in documents[0] \

@@ -21,6 +21,9 @@ _VALUED = set("""-a --attach --add-host --blkio-weight --cap-add --cap-drop --cg
 -w --workdir""".split())
 
 
+FORM = "docker run lines"
+
+
 def recognises(artifact):
     """Shell text with a docker (or podman) run in it; a YAML or JSON file is a manifest even so."""
     return re.search(r"\b(docker|podman)\s+(container\s+)?run\b", artifact.text) is not None \

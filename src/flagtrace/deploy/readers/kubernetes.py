@@ -6,11 +6,11 @@ GPU count from resources.limits, and a ``bash -c`` script's framework command (s
 import os
 import re
 
-from ...core.exitcodes import ExitCode, FlagtraceError
 from .. import images
 from ..entry_points import recognise, wrapper_of
 from ..kubelet_env import container_env, expand, injected
-from ..model import Launch, Token
+from ..model import Launch, Token, unreadable
+from ..yaml_lines import BadDocument
 from ..shell_words import unwrap
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
@@ -18,18 +18,27 @@ _VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate")  # path keys that say nothing
 
 
+FORM = "Kubernetes objects"
+SHELL_SUFFIXES = (".sh", ".bash", ".txt")
+
+
 def recognises(artifact):
-    """Every file the readers before it left: its YAML documents are read as objects (an error if one is not)."""
-    return True
+    """Every file the readers before it left but shell text: its YAML documents are read as objects (one that is
+    not is a row of its own)."""
+    return not artifact.source.lower().endswith(SHELL_SUFFIXES)
 
 
 def read(artifact):
     source = artifact.source
     launches = []
-    for doc in artifact.documents:
+    for number, doc in enumerate(artifact.documents, 1):
+        if isinstance(doc, BadDocument):  # its own row; the documents around it are read
+            launches.append(unreadable(source, "document %d (line %d)" % (number, doc.line), doc.message()))
+            continue
         if not isinstance(doc, dict):
-            raise FlagtraceError("-f %s: a YAML document that is not a mapping (%s)" % (source, type(doc).__name__),
-                                 ExitCode.USAGE)
+            launches.append(unreadable(source, "document %d" % number, "-f %s: document %d is not a mapping (%s)"
+                                       % (source, number, type(doc).__name__)))
+            continue
         from_controller = injected(doc)
         for name, pod in _templates(doc):
             for container in list(pod.get("initContainers") or []) + list(pod.get("containers") or []):
