@@ -184,8 +184,9 @@ def test_nothing_is_lost_a_bad_file_or_document_is_a_row_of_its_own(tmp_path):
     assert secret.name == "document 1 (line 4)" and "c-stack.yaml:4 is not valid YAML" in secret.problem
     assert leader.name.endswith("leader container sglang-leader") and worker.name.endswith("worker container "
                                                                                             "sglang-worker")
-    assert found["d-notes.md"].skipped == "not a form flagtrace reads (.yaml, .yml, .json, .sh, .txt)"
-    assert found["e-run.sh"].skipped == "shell text with no docker run line"
+    assert found["d-notes.md"].skipped.startswith("not a form flagtrace reads (.yaml, .yml, .json, .sh, ")
+    assert found["e-run.sh"].skipped.startswith("read as a shell script: no container, service or command there "
+                                                "runs SGLang or vLLM")
     assert found["c-stack.yaml"].skipped is None
 
 
@@ -223,6 +224,42 @@ def test_lws_variables_and_a_pods_index_are_known_statically():
     assert "LWS_WORKER_INDEX (metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']) taken as 0: the first " \
            "pod" in leader.notes
     assert leader.argv[leader.argv.index("--dist-init-addr") + 1] == "<the leader's address>:20102"
+    # the worker template is the group's other pods: the first worker's index (issue 38: it got 0, the leader's)
+    assert worker.argv[worker.argv.index("--node-rank") + 1] == "1"
+    assert "LWS_WORKER_INDEX (metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']) taken as 1: the first " \
+           "worker of its group (each worker pod has its own index, 1 to size-1)" in worker.notes
+
+
+def test_a_slurm_script_is_read_as_bash_would_run_it(tmp_path):
+    """Issue 38: a Slurm batch script (the pattern of SGLang's and vLLM's multi-node Slurm examples): #SBATCH
+    nodes and GPUs, SLURM_* for node 0, the script's assignments (${X:-default}, $((...)), an array, export), the
+    command after `srun` inside an `if`, a redirection and `&`; what only the run knows stays a placeholder."""
+    script = tmp_path / "job.slurm"
+    script.write_text("""#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --gpus-per-node=8
+
+MODEL=${MODEL:-deepseek-ai/DeepSeek-V3}
+TP=$((SLURM_NNODES * 8))
+HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)
+EXTRA=(--mem-fraction-static 0.85 --trust-remote-code)
+export NCCL_DEBUG=INFO
+if [ "$SLURM_NODEID" -eq 0 ]; then
+  srun --nodes=1 --ntasks=1 -w "$HEAD" \\
+    python3 -m sglang.launch_server --model-path "$MODEL" --tp "$TP" --dist-init-addr "$HEAD:5000" \\
+      --nnodes "$SLURM_NNODES" --node-rank "$SLURM_NODEID" --port "$BOOT" "${EXTRA[@]}" > server.log 2>&1 &
+fi
+wait
+""")
+    [(_, [launch], skipped)] = read_paths([str(script)])
+    assert skipped is None and launch.name == "line 11 (srun)" and launch.gpus == 8
+    assert launch.argv == ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3",
+                           "--tp", "16", "--dist-init-addr", "$HEAD:5000", "--nnodes", "2", "--node-rank", "0",
+                           "--port", "$BOOT", "--mem-fraction-static", "0.85", "--trust-remote-code"]
+    assert launch.env["NCCL_DEBUG"] == "INFO" and launch.env["SLURM_NODEID"] == "0"
+    assert launch.placeholders == ["$HEAD", "$BOOT"]
+    assert launch.release.startswith("sglang==") and "the script names no sglang release" in launch.notes[0]
+    assert origin(launch, "--tp") == "job.slurm:11"
 
 
 def test_an_undefined_variable_is_one_line_exit_64(tmp_path):

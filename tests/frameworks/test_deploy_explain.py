@@ -204,3 +204,23 @@ def test_commands_sharing_an_import_each_stand_in_their_own_model(tmp_path):
     assert r.rc == 0, r
     assert [(row["name"], row["status"]) for row in r.doc["rows"]] == [
         ("docker run (line 1)", "resolved"), ("docker run (line 2)", "resolved")]
+
+
+@pytest.mark.skipif(not built("sglang", "0.5.11"), reason="sglang 0.5.11 is built by make sglang-env")
+def test_a_script_gate_never_hands_a_placeholder_to_an_integer_flag(tmp_path):
+    """Issue 38: a launch script whose port is only known at run time (``--port "$PORT"``, PORT never set in the
+    script) and whose release is the one it installs. The parser never receives "$PORT": SGLang's own default for
+    --port stands in, and the row says so; --host keeps its placeholder text (a string option takes any text).
+    Before, a shell script was "not valid YAML" or, pasted, "argument --port: invalid int value: '$PORT'"."""
+    script = tmp_path / "serve.sh"
+    script.write_text('#!/usr/bin/env bash\nset -euo pipefail\npip install "sglang[all]==0.5.11"\n'
+                      'MODEL_PATH=${MODEL_PATH:-meta-llama/Meta-Llama-3-8B-Instruct}\n'
+                      'exec python3 -m sglang.launch_server --model-path "$MODEL_PATH" --host "$HOST_IP" '
+                      '--port "$PORT" --page-size 16\n')
+    r = flagtrace(["check", "-f", str(script), "--gpu", "H100", "--format", "json"], HF_HUB_OFFLINE="1")
+    assert r.rc == 0, r
+    [row] = r.doc["rows"]
+    assert (row["status"], row["release"], row["name"]) == ("resolved", "sglang==0.5.11", "line 5")
+    assert "--port $PORT: only known when the deployment runs; 30000 stood in (the option's default)" in row["notes"]
+    assert "only known when the script runs: $HOST_IP, $PORT (a value of each option's own type stands in)" \
+        in row["notes"]

@@ -3,10 +3,10 @@ from those before it, a value only the cluster knows (``valueFrom``) as a named 
 what a controller injects (LeaderWorkerSet's LWS_* variables)."""
 
 
-def container_env(container, notes):
+def container_env(container, notes, index=("0", "the first pod")):
     """name -> value; a valueFrom is a placeholder that says where the cluster takes it from, except a pod's
-    index in its set or group (a StatefulSet's, a LeaderWorkerSet's), taken as 0: the first pod (said in
-    ``notes``)."""
+    index in its set or group (a StatefulSet's, a LeaderWorkerSet's), taken as ``index`` (value, why: 0, the
+    first pod; 1 in a LeaderWorkerSet's worker template), said in ``notes``."""
     env = {}
     for item in container.get("env") or []:
         name = item.get("name")
@@ -21,8 +21,8 @@ def container_env(container, notes):
             env[name] = "<%s %s>" % (kind, "/".join(str(target.get(k)) for k in ("name", "key", "fieldPath",
                                                                                  "resource") if target.get(k)))
             if kind == "fieldRef" and "index" in str(target.get("fieldPath", "")):
-                env[name] = "0"
-                notes.append("%s (%s) taken as 0: the first pod" % (name, target.get("fieldPath")))
+                env[name] = index[0]
+                notes.append("%s (%s) taken as %s: %s" % (name, target.get("fieldPath"), index[0], index[1]))
         else:
             env[name] = ""
     return env
@@ -58,4 +58,4 @@ def injected(obj):
         return {}
     size = ((obj.get("spec") or {}).get("leaderWorkerTemplate") or {}).get("size")
     return {"LWS_LEADER_ADDRESS": "<the leader's address>", "LWS_GROUP_SIZE": str(size or "<group size>"),
-            "LWS_WORKER_INDEX": "<the pod's index in its group>", "LWS_NAME": (obj.get("metadata") or {}).get("name", "")}
+            "LWS_WORKER_INDEX": "0", "LWS_NAME": (obj.get("metadata") or {}).get("name", "")}

@@ -10,7 +10,7 @@ from .model import Artifact, Launch, Token, unreadable  # noqa: F401
 from .readers import READERS
 
 
-SUFFIXES = (".yaml", ".yml", ".json", ".sh", ".txt")
+SUFFIXES = (".yaml", ".yml", ".json", ".sh", ".bash", ".slurm", ".sbatch", ".txt")
 
 
 FileRead = collections.namedtuple("FileRead", "path launches skipped")  # skipped: why nothing was taken, or None
@@ -36,7 +36,7 @@ def read_paths(paths, stdin=None):
                                     None))
                 continue
         launches, reader = _read(text, path)
-        why = None if launches else "shell text with no docker run line" if reader is None else (
+        why = None if launches else "text no reader takes (no docker run line, no #! line)" if reader is None else (
             "read as %s: no container, service or command there runs %s" % (reader.FORM, known_frameworks()))
         out.append(FileRead(path, launches, why))
     return out

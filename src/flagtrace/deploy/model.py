@@ -26,6 +26,7 @@ class Launch:
     framework: str = ""  # the adapter that recognised the command ("" none)
     wrapper: str = ""  # a wrapper entry point that is not supported (what it is, in words)
     problem: str = ""  # why this command cannot be run as the manifest has it (one line), or ""
+    placeholders: list = dataclasses.field(default_factory=list)  # words only known at run time ("$PORT")
 
     @property
     def argv(self):

@@ -3,9 +3,11 @@ run in the release its image tag names, with the container's environment and GPU
 over several commands (files, folders, a multi-document stream) is a CI gate: every command explained,
 those sharing a release and GPU in one import (the variant engine), one row each, a non-zero exit when
 any was refused, raised, or (with --strict) had an explicit request overridden."""
+import json
 import os
 
 from ..deploy.launch import read_paths
+from ..probe.hooks import PLACEHOLDERS_ENV
 from ..core.exitcodes import ExitCode, FlagtraceError
 
 class Launches(list):
@@ -172,7 +174,7 @@ def resolve_all(opts, items, asked, err, twice=False):
                 variants = groups[key][2]
                 slot = (key, len(variants))
                 for label in [launch.describe()] + [launch.describe() + " (again)"] * twice:
-                    variants.append(Variant(args, dict(launch.env), label=label, models=models))
+                    variants.append(Variant(args, target_environment(launch), label=label, models=models))
             except FlagtraceError as exc:
                 row.update(status="input", exit=int(exc.code), message=exc.message)
         out.append([row, launch, slot])
@@ -200,7 +202,16 @@ _KEEP = ("PATH", "PYTHONPATH", "PYTHONHOME", "HOME", "LD_LIBRARY_PATH", "LD_PREL
 def export_environment(launch):
     """The container's environment, set for the command (the target inherits it); a placeholder for what only
     the cluster knows (a secret) is set as the placeholder, never looked up."""
-    for name, value in launch.env.items():
-        if name in _KEEP or name.startswith("FLAGTRACE_"):
+    for name, value in target_environment(launch).items():
+        if name in _KEEP or name.startswith("FLAGTRACE_") and name != PLACEHOLDERS_ENV:
             continue
         os.environ[name] = value
+
+
+def target_environment(launch):
+    """The launch's environment, with the words only known at run time named for the probe (probe/hooks.py
+    stand_in_placeholders)."""
+    env = dict(launch.env)
+    if launch.placeholders:
+        env[PLACEHOLDERS_ENV] = json.dumps(launch.placeholders)
+    return env

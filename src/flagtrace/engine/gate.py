@@ -5,6 +5,7 @@ request overridden; with ``--lock`` the fields that drifted from the lock file."
 from ..analysis import verdict
 from ..analysis.expect import evaluate_expectations
 from ..core.exitcodes import ExitCode
+from ..probe.hooks import PLACEHOLDER_NOTE
 from ..report.text import error_summary
 from . import lock
 from .deployment import deployment_doc, resolve_all
@@ -26,6 +27,7 @@ def gate(opts, items, asked, err, lock_out=None):
         result, analysis = pair
         version = ((analysis or {}).get("adapter") or {}).get("version")
         row["deployment"] = deployment_doc(launch, plan.adapter.name, version)
+        row["notes"] = list(launch.notes) + [n for n in (analysis or {}).get("notes", []) if PLACEHOLDER_NOTE in n]
         if analysis is None or analysis.get("status") == "refused":
             row.update(status="failed", exit=int(ExitCode.CANNOT_RUN),
                        message=(analysis or {}).get("message") or result.why or "did not run")

@@ -146,6 +146,8 @@ def install_argparse(trace, on_parsed=None):
     state = {"depth": 0}
 
     def parse_known_args(self, args=None, namespace=None):
+        if state["depth"] == 0:
+            args = stand_in_placeholders(self, args, trace)
         state["depth"] += 1
         try:
             result = orig_parse(self, args, namespace)
@@ -168,6 +170,82 @@ def install_argparse(trace, on_parsed=None):
 
     argparse.ArgumentParser.parse_known_args = parse_known_args
     argparse.ArgumentParser.error = error
+
+
+PLACEHOLDERS_ENV = "FLAGTRACE_PLACEHOLDERS"  # JSON list of words a deployment file only knows at run time
+PLACEHOLDER_NOTE = "only known when the deployment runs"
+
+
+def stand_in_placeholders(parser, args, trace):
+    """``args`` with each placeholder (a word only known when the deployment runs: ``$PORT``,
+    ``$(hostname -i)``; FLAGTRACE_PLACEHOLDERS, written by the -f readers) that an option with a type or choices
+    takes replaced by a value that option accepts (its default, else 1, else 0, else its first choice), and a
+    note saying so; an option of plain text keeps the placeholder's text. None: sys.argv's words."""
+    raw = os.environ.get(PLACEHOLDERS_ENV)
+    if not raw:
+        return args
+    try:
+        import json
+
+        held = set(json.loads(raw))
+    except ValueError:
+        return args
+    words = list(sys.argv[1:] if args is None else args)
+    actions = _option_actions(parser)
+    changed = False
+    for i, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if not (eq and option.startswith("-") and value in held):
+            option, value = (words[i - 1] if i else ""), word
+            if value not in held:
+                continue
+        action = actions.get(option)
+        plausible = _plausible(action) if action is not None else None
+        if plausible is None:
+            continue
+        words[i] = option + "=" + plausible if eq and words[i].startswith(option + "=") else plausible
+        trace.problem("placeholder", "%s %s: %s; %s stood in (%s)"
+                      % (option, value, PLACEHOLDER_NOTE, plausible, plausible_why(action, plausible)))
+        changed = True
+    return words if changed else args
+
+
+def _option_actions(parser, seen=None):
+    """{option string: action} of a parser and its subcommands' parsers (``vllm serve``)."""
+    seen = seen if seen is not None else set()
+    if id(parser) in seen:
+        return {}
+    seen.add(id(parser))
+    out = dict(getattr(parser, "_option_string_actions", {}))
+    for action in getattr(parser, "_actions", []):
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                for option, act in _option_actions(sub, seen).items():
+                    out.setdefault(option, act)
+    return out
+
+
+def _plausible(action):
+    if action.nargs == 0 or (action.type in (None, str) and not action.choices):
+        return None  # a switch, or plain text: the placeholder's text is as good as any
+    candidates = ([str(action.default)] if action.default is not None and not isinstance(action.default, bool)
+                  else []) + ["1", "0"] + [str(c) for c in (action.choices or [])][:1]
+    for candidate in candidates:
+        try:
+            value = action.type(candidate) if callable(action.type) else candidate
+        except Exception:  # noqa: BLE001  (the option's own type refuses it: the next one)
+            continue
+        if not action.choices or value in action.choices or candidate in action.choices:
+            return candidate
+    return None
+
+
+def plausible_why(action, value):
+    if action.default is not None and str(action.default) == value:
+        return "the option's default"
+    if action.choices:
+        return "one of the option's choices"
+    return "a value the option's type accepts"
 
 
 _ARGPARSE_FILE = argparse.__file__.rsplit(".", 1)[0]

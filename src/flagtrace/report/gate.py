@@ -8,6 +8,7 @@ def _cells(row):
     said = []
     if row.get("overridden"):
         said.append("overridden: " + ", ".join(row["overridden"]))
+    said += list(row.get("notes") or [])
     said += [f["message"] for f in findings]
     said += ["drift: %s %s → %s%s" % (d["field"], d["locked"], d["now"], " (%s)" % d["by"] if d["by"] else "")
              for d in row.get("drift") or []]

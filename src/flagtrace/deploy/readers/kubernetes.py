@@ -15,11 +15,12 @@ from ..shell_words import unwrap
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
 _VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_PLACEHOLDER = re.compile(r"<[^<>]+>")  # what only the cluster knows (kubelet_env.py)
 _QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate")  # path keys that say nothing
 
 
 FORM = "Kubernetes objects"
-SHELL_SUFFIXES = (".sh", ".bash", ".txt")
+SHELL_SUFFIXES = (".sh", ".bash", ".txt", ".slurm", ".sbatch")
 
 
 def recognises(artifact):
@@ -41,11 +42,26 @@ def read(artifact):
             continue
         from_controller = injected(doc)
         for name, pod in _templates(doc):
+            index = _pod_index(doc, name)
+            given = dict(from_controller, LWS_WORKER_INDEX=index[0]) if "LWS_WORKER_INDEX" in from_controller \
+                else from_controller
             for container in list(pod.get("initContainers") or []) + list(pod.get("containers") or []):
-                launch = _container(source, name, container, from_controller)
+                launch = _container(source, name, container, given, index)
+                if launch is not None and index[0] != "0" and any("$(LWS_WORKER_INDEX) from env" in t.origin
+                                                                   for t in launch.tokens) \
+                        and "LWS_WORKER_INDEX" not in {e.get("name") for e in container.get("env") or []}:
+                    launch.notes.append("LWS_WORKER_INDEX taken as %s: %s" % index)
                 if launch is not None:
                     launches.append(launch)
     return launches
+
+
+def _pod_index(obj, name):
+    """The index a pod of this template has in its set or group, as (value, why): a LeaderWorkerSet's worker
+    template runs indices 1 to size-1 (the first worker: 1); any other pod is taken as the first (0)."""
+    if obj.get("kind") == "LeaderWorkerSet" and name.split()[-1:] == ["worker"]:
+        return "1", "the first worker of its group (each worker pod has its own index, 1 to size-1)"
+    return "0", "the first pod"
 
 
 def _templates(obj):
@@ -88,10 +104,10 @@ def _where(source, value):
     return "%s:%d" % (os.path.basename(source), value.line) if getattr(value, "line", 0) else os.path.basename(source)
 
 
-def _container(source, owner, container, from_controller):
+def _container(source, owner, container, from_controller, index=("0", "the first pod")):
     image = str(container.get("image") or "")
     notes = []
-    env = dict(from_controller, **container_env(container, notes))
+    env = dict(from_controller, **container_env(container, notes, index))
     command, args = list(container.get("command") or []), list(container.get("args") or [])
     release, note = images.release_of(image) if image else ("", "")
     notes = ([note] if note else []) + notes
@@ -124,5 +140,7 @@ def _container(source, owner, container, from_controller):
     name = "%s container %s" % (owner, container.get("name", "?"))
     problem = ("%s: %s: the container's env does not define %s (Kubernetes passes it on as typed); add it to env:"
                % (source, name, ", ".join(undefined))) if undefined else ""
+    held = [t.text for t in tokens if _PLACEHOLDER.fullmatch(t.text)]
     return Launch(source=source, name=name, tokens=tokens, env=env, image=image, gpus=gpus, gpu_vendor=vendor,
-                  release=release, notes=notes, framework=framework, wrapper=wrapper, problem=problem)
+                  release=release, notes=notes, framework=framework, wrapper=wrapper, problem=problem,
+                  placeholders=list(dict.fromkeys(held)))

@@ -1,0 +1,248 @@
+"""A shell script read statically, the way bash would run it as far as that can be known without running it:
+the script's own assignments applied in order (``X=...``, ``export``/``local``/``declare``/``readonly``, arrays
+``A=(...)`` and ``"${A[@]}"``, ``${X:-default}`` / ``${X:=default}`` / ``${X:+alt}``, ``$((...))`` over known
+integers), every simple command found wherever it stands (inside ``if``/``case``/loops/functions, after
+``exec``/``nohup``/``srun``/``mpirun``/``numactl``/``ray job submit ... --`` and ``VAR=value`` prefixes, before
+``&``), redirections dropped. A value only known at run time (an unset variable, ``$(command)``) stays as typed
+and is listed as a placeholder: the framework's parser never receives it as if it were real (probe/hooks.py
+stands a value of the option's own type in for it, and says so)."""
+import re
+import shlex
+
+from .entry_points import recognise, wrapper_of
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_ASSIGN = re.compile(r"^(%s)(\[[^\]]*\])?(\+?)=(.*)$" % _NAME, re.S)
+_PARAM = re.compile(r"\$\{(#?)(%s)(\[[@*]\])?(?:(:?[-=+?])((?:[^{}]|\{[^{}]*\})*))?\}|\$(%s)|\$\(\((.*?)\)\)|\$\(([^()]*)\)"
+                    % (_NAME, _NAME))
+_DECLARE = ("export", "local", "declare", "readonly", "typeset")
+_SKIP = ("echo", "printf", "cat", "tee", "logger", ":")  # commands whose words are text, not a launch
+_REDIRECT = re.compile(r"^\d*(>>?|<<?|&>>?|>&|<&)$")
+_REDIRECT_GLUED = re.compile(r"^\d*(>>?|<|&>>?)\S+$")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(%s)['\"]?" % _NAME)
+
+
+class Script:
+    """One script's state while it is read: its variables, arrays and what is only known at run time."""
+
+    def __init__(self, env=None):
+        self.env = dict(env or {})
+        self.exported = set(env or {})  # what the script's commands inherit
+        self.arrays = {}
+        self.runtime = set()  # variables set from what only the run knows ($(hostname), an unset variable)
+        self.placeholders = []
+
+    # ---------------------------------------------------------------- expansion
+    def expand(self, word):
+        """``word`` with what the script knows substituted; the unknown kept as typed (and noted)."""
+        def one(m):
+            length, name, index, op, arg, plain, arith, command = m.groups()
+            if arith is not None:
+                value = self.arithmetic(arith)
+                return value if value is not None else self._unknown(m.group(0))
+            if command is not None:
+                return self._unknown(m.group(0))
+            name = name or plain
+            if index:
+                return " ".join(self.arrays.get(name, [])) if name in self.arrays else self._unknown(m.group(0))
+            if name in self.runtime:
+                return self._unknown("$" + name)
+            value = self.env.get(name)
+            if length:
+                return str(len(value)) if value is not None else self._unknown(m.group(0))
+            unset = value is None or (op or "").startswith(":") and value == ""
+            kind = (op or "").lstrip(":")
+            if kind in ("-", "="):
+                if unset:
+                    value = self.expand(arg or "")
+                    if kind == "=":
+                        self.env[name] = value
+                return value
+            if kind == "+":
+                return "" if unset else self.expand(arg or "")
+            return value if value is not None else self._unknown(m.group(0))
+        return _PARAM.sub(one, word)
+
+    def words(self, word):
+        """A word as the command gets it: ``${A[@]}`` alone is the array's words."""
+        m = re.fullmatch(r"\$\{(%s)\[[@*]\]\}" % _NAME, word)
+        if m and m.group(1) in self.arrays:
+            return list(self.arrays[m.group(1)])
+        return [self.expand(word)]
+
+    def arithmetic(self, expr):
+        """``$((expr))`` over integers the script knows, or None."""
+        text = re.sub(r"\$?\{?(%s)\}?" % _NAME, lambda m: self.env.get(m.group(1), "x"), expr)
+        if not re.fullmatch(r"[\d\s+\-*/%()]*", text) or not text.strip() or "**" in text:
+            return None
+        try:
+            return str(int(eval(text.replace("/", "//"), {"__builtins__": {}})))  # digits and operators only
+        except (ArithmeticError, SyntaxError, ValueError):
+            return None
+
+    def environment(self):
+        """The variables a command of the script inherits (exported, or given to the script)."""
+        return {name: value for name, value in self.env.items() if name in self.exported}
+
+    def _unknown(self, text):
+        if text not in self.placeholders:
+            self.placeholders.append(text)
+        return text
+
+    # ---------------------------------------------------------------- statements
+    def assign(self, words):
+        """Apply the assignments that make up a whole simple command; True if it was one."""
+        body = words[1:] if words and words[0] in _DECLARE else words
+        body = [w for w in body if not w.startswith("-")]
+        if not body or not all(_ASSIGN.match(w) for w in body):
+            if words and words[0] == "export":
+                self.exported.update(w for w in body if re.fullmatch(_NAME, w))
+            return bool(words) and words[0] in _DECLARE  # ``export X`` of a known variable
+        for word in body:
+            name, index, append, value = _ASSIGN.match(word).groups()
+            if words[0] == "export":
+                self.exported.add(name)
+            if value.startswith("(") and value.endswith(")"):
+                items = [w for item in _split(value[1:-1]) for w in self.words(item)]
+                self.arrays[name] = (self.arrays.get(name, []) if append else []) + items
+            elif not index:
+                known = len(self.placeholders)
+                value = (self.env.get(name, "") if append else "") + self.expand(value)
+                if len(self.placeholders) > known:  # only known at run time: the variable is the placeholder
+                    del self.placeholders[known:]
+                    self.env.pop(name, None)
+                    self.runtime.add(name)
+                else:
+                    self.env[name] = value
+                    self.runtime.discard(name)
+        return True
+
+    def commands(self, text):
+        """(line, words) of every simple command the script runs, assignments applied on the way (a command's
+        own ``VAR=value`` prefixes stay in its words)."""
+        for number, raw in _simple_commands(text):
+            if self.assign(raw):
+                continue
+            if raw and raw[0] in _SKIP:
+                continue
+            out = []
+            for word in raw:
+                out += self.words(word)
+            yield number, out
+
+
+def launch_start(words):
+    """Where the framework (or a wrapper) command begins in ``words`` (after launchers: srun, mpirun, nohup,
+    ``ray job submit ... --``, ``VAR=value``), or None."""
+    for i in range(len(words)):
+        if recognise(words[i:]) or wrapper_of(words[i:]):
+            while i > 0 and words[i - 1] == "env":
+                i -= 1
+            return i
+    return None
+
+
+def _protect(line):
+    """``$(...)`` and ``$((...))`` as one word: their spaces, pipes and semicolons hidden from the splitter."""
+    out, depth, i = [], 0, 0
+    while i < len(line):
+        if line.startswith("$(", i):
+            depth += 1
+            out.append("$(")
+            i += 2
+            continue
+        ch = line[i]
+        if depth and ch == "(":
+            depth += 1
+        elif depth and ch == ")":
+            depth -= 1
+        out.append({" ": "\x00", "|": "\x01", ";": "\x02", "&": "\x03"}.get(ch, ch) if depth else ch)
+        i += 1
+    return "".join(out)
+
+
+def _unprotect(word):
+    return word.replace("\x00", " ").replace("\x01", "|").replace("\x02", ";").replace("\x03", "&")
+
+
+def _logical_lines(text):
+    """(first physical line number, the line with its backslash-newline continuations joined)."""
+    pending, start = [], None
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
+        if start is None:
+            start = number
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending.append(line[:-1] + " ")
+            continue
+        yield start, "".join(pending) + line
+        pending, start = [], None
+    if pending:
+        yield start, "".join(pending)
+
+
+def _simple_commands(text):
+    """(line number, [words]) of each simple command: continuations joined, heredoc bodies skipped, cut at
+    newlines, ``;``, ``&&``, ``||``, ``|`` and ``&``; redirections and shell keywords dropped; array
+    assignments kept whole (``A=(x y)``)."""
+    skip_until = None
+    for number, line in _logical_lines(text):
+        if skip_until is not None:
+            if line.strip() == skip_until:
+                skip_until = None
+            continue
+        heredoc = _HEREDOC.search(line)
+        if heredoc:
+            skip_until = heredoc.group(1)
+            line = line[:heredoc.start()]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        line = re.sub(r"\s\d*>&-?\d*|\s&>>?", " >", line)  # 2>&1, &>file: plain redirections
+        line = re.sub(r"(\b%s\+?=)\(([^()]*)\)" % _NAME, lambda m: m.group(1) + "(" + m.group(2).replace(" ", "\x00") + ")",
+                      _protect(line))  # A=(x y): one word
+        try:
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+            lexer.whitespace_split = True
+            lexer.commenters = "#"
+            words = [_unprotect(w) for w in lexer]
+        except ValueError:  # an unclosed quote: not a line this can read
+            continue
+        current = []
+        for word in words + [";"]:
+            if word and set(word) <= set(";&|"):
+                current = _clean(current)
+                if current:
+                    yield number, current
+                current = []
+            else:
+                current.append(word)
+
+
+_KEYWORDS = ("then", "else", "do", "{", "(", "!", "time", "nohup", "exec", "if", "elif", "while", "until")
+
+
+def _clean(words):
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if _REDIRECT.match(word):
+            skip = True
+            continue
+        if _REDIRECT_GLUED.match(word):
+            continue
+        out.append(word)
+    while out and (out[0] in _KEYWORDS or out[0] in ("[", "[[", "test")):
+        if out[0] in ("[", "[[", "test"):
+            return []  # a test: no command
+        out = out[1:]
+    if out and out[0] in ("fi", "done", "esac", "}", ")", ";;") or out and re.fullmatch(r"[^\s()]+\)", out[0]):
+        out = out[1:] if len(out) > 1 and not out[0] in ("fi", "done", "esac") else []
+    return out
+
+
+def _split(text):
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
