@@ -44,5 +44,7 @@ def test_hub_id_and_foreign_path_resolve_like_the_local_config(version, kind, tm
     differ = {k for k in local_fields if named_fields.get(k) != local_fields[k]}
     # the path itself (and the 0.5.23 model_config that holds it) differs; a seed is random
     assert differ <= {"model_path", "served_model_name", "tokenizer_path", "model_config", "random_seed"}, differ
-    assert named_fields["model_path"][1] == repr(os.path.realpath(QWEN36)) or \
-        named_fields["model_path"][1] == repr(QWEN36)
+    # every value shows what the command named, never the folder that stood in for it (issue 38)
+    assert named_fields["model_path"][1] == repr(AS_TYPED[kind])
+    assert named_fields["tokenizer_path"][1] == repr(AS_TYPED[kind])
+    assert QWEN36 not in json.dumps({k: v for k, v in named.doc.items() if k != "inputs"})

@@ -6,6 +6,7 @@ The document is a plain dict: the terminal, JSON and Markdown reports all render
 what ``--format json`` writes.
 """
 from .after_stop import after_stop_assignments
+from .as_typed import as_typed, typed_names
 from .call_logs import CallLogs
 from .changes import ChangeExplainer
 from .declarations import Declarations
@@ -51,7 +52,7 @@ def analyse(trace):
     obj = next((obj for obj in trace.get("objects", []) if obj["id"] == root), None)
     error = error_report(trace, final, line_explainer, self_aliases, provenance, hardware)
     status = outcome.get("status")
-    return {
+    return as_typed({
         "schema": ANALYSIS_SCHEMA,
         "target": trace.get("target", {}),
         "packages": trace.get("packages", []),
@@ -72,7 +73,7 @@ def analyse(trace):
                   **event_site(event)}
                  for event in events if event["kind"] == "log" and event["level"] in ("WARNING", "ERROR", "CRITICAL")],
         "notes": notes(trace, status, obj, error),
-    }
+    }, typed_names(trace))
 
 
 def reported_fields(trace, root, fields, history):

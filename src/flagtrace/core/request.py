@@ -20,6 +20,7 @@ class ProbeRequest:
     user_specs: list = None  # --watch/--stop-at as typed: the probe refuses one that names nothing
     inputs: list = None  # the configs that stand for the command's models, in words
     model_folders: list = None  # their folders (probe/remote_code.py stands in for their auto_map)
+    model_typed: list = None  # each as the command named it (reports show that, never the folder)
     gpu: dict = None  # the GPU profile simulated (None: the real hardware)
     cpu_target: str = None  # the words that make the command target the CPU (``--device cpu``): probe/sim/cpu.py
     input_error: str = None  # flagtrace's own usage error of the command, deferred to the framework's parser

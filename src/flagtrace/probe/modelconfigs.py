@@ -322,7 +322,8 @@ def _get(url, token):
 
 def model_inputs(found):
     """The request's keys naming the configs that stand for a command's models (a variant's too)."""
-    return {"inputs": [m.describe() for m in found], "model_folders": [m.folder for m in found]}
+    return {"inputs": [m.describe() for m in found], "model_folders": [m.folder for m in found],
+            "model_typed": [m.typed for m in found]}
 
 
 def into_request(request, found):

@@ -246,7 +246,7 @@ def _child(probe, variant):
         probe.trace.forget_env_reads(changes)
         if variant.get("gpu"):  # another simulated GPU, checked by _cannot_share
             probe.simulation.switch(variant["gpu"])
-        for key in ("inputs", "model_folders"):  # the configs standing for this variant's models
+        for key in ("inputs", "model_folders", "model_typed"):  # the configs standing for this variant's models
             if key in variant:
                 probe.request[key] = list(variant[key])
         probe.trace_path = variant["trace_path"]
