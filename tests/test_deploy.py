@@ -288,3 +288,20 @@ def test_a_gate_whose_interpreter_lacks_the_framework_fails_each_row_and_builds_
     assert [row["status"] for row in doc["rows"]] == ["failed", "failed"]
     assert doc["rows"][0]["message"].startswith("SGLang is not installed for %s; add --release sglang==" % sys.executable)
     assert not envs.exists()
+
+
+@pytest.mark.parametrize("image, release, said", [
+    ("myorg/sglang:v0.4.9.post3-cu126-srt", "sglang==0.4.9.post3", "sglang 0.4.9.post3 is a guess from the tag"),
+    ("registry.example.com/ai/vllm:0.10.0-xpu", "vllm==0.10.0", "vllm 0.10.0 is a guess from the tag"),
+    ("ghcr.io/acme/vllm:v0.7.0-cuda-12.1-ubuntu22.04", "vllm==0.7.0", "vllm 0.7.0 is a guess from the tag"),
+    ("myorg/sglang:2025-11-03", "", "its tag names no sglang release flagtrace can read; give --release "
+                                    "sglang==VERSION"),
+    ("vllm/vllm-openai:v0.9.2", "vllm==0.9.2", ""),
+    ("nginx:1.27.0", "", ""),
+])
+def test_the_release_an_image_tag_states_whatever_the_registry(image, release, said):
+    """Issue 38: images nobody here listed whose tags state the version were "unknown"."""
+    from flagtrace.deploy.images import release_of
+
+    got, note = release_of(image)
+    assert got == release and said in note and (note == "") == (said == "")

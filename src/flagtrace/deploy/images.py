@@ -62,7 +62,7 @@ def release_of(image):
 
     name, table = family(image)
     if table is None:
-        return "", ""
+        return _guess(image, name)
     framework, tag = table["framework"], tag_of(image)
     m = re.match(table.get("tag", r"^v?(\d+\.\d+\.\d+(?:\.post\d+)?)"), tag)
     if m:
@@ -71,6 +71,30 @@ def release_of(image):
     return ("%s==%s" % (framework, newest),
             "%s:%s names no release; taken as %s %s, the newest flagtrace knows (give --release to choose)"
             % (name, tag, framework, newest))
+
+
+_VERSION_IN_TAG = re.compile(r"(?<![\d.])v?(\d+\.\d+\.\d+(?:\.post\d+)?)(?![\d])")
+
+
+def _guess(image, repo):
+    """An image flagtrace does not know whose name says which framework it holds (``<org>/sglang:v0.4.9.post3-cu126``,
+    ``<registry>/vllm:0.10.0-xpu``): the version its tag carries, labelled a guess; a tag with none asks for
+    --release. ("", "") for any other image."""
+    from ..core.frameworks import FRAMEWORKS
+
+    base = repo.rsplit("/", 1)[-1].lower()
+    names = [r.name for r in FRAMEWORKS] + [w for r in FRAMEWORKS for w in r.wrapper_releases]
+    framework = next((n for n in sorted(names, key=len, reverse=True)
+                      if n in base or n.split("-")[-1] in base), None)
+    if framework is None:
+        return "", ""
+    framework = next((n for n in names if n == framework or n.endswith("-" + framework)), framework)
+    m = _VERSION_IN_TAG.search(tag_of(image))
+    if m:
+        return ("%s==%s" % (framework, m.group(1)), "%s: %s %s is a guess from the tag (an image flagtrace does not "
+                "know; give --release to choose)" % (image, framework, m.group(1)))
+    return "", ("%s: its tag names no %s release flagtrace can read; give --release %s==VERSION"
+                % (image, framework, framework))
 
 
 def entrypoint(image, release):
