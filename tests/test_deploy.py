@@ -305,3 +305,31 @@ def test_the_release_an_image_tag_states_whatever_the_registry(image, release, s
 
     got, note = release_of(image)
     assert got == release and said in note and (note == "") == (said == "")
+
+
+def test_a_skypilot_task_gives_its_gpus_release_and_run_command(tmp_path):
+    """Issue 38: a SkyPilot task (the pattern of SkyPilot's own llm/sglang and llm/vllm examples): accelerators ->
+    GPU type and count, num_nodes and the SKYPILOT_* a task sees on node 0, envs, setup's pin -> the release, run
+    read as a script; the head's address only known when the task runs."""
+    task = tmp_path / "serve.yaml"
+    task.write_text("""resources:
+  accelerators: H100:8
+  ports: 30000
+num_nodes: 2
+envs:
+  MODEL_NAME: deepseek-ai/DeepSeek-V3
+  HF_TOKEN: null
+setup: |
+  pip install "sglang[all]==0.5.11"
+run: |
+  MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)
+  python -m sglang.launch_server --model-path $MODEL_NAME --tp $(($SKYPILOT_NUM_GPUS_PER_NODE * $SKYPILOT_NUM_NODES)) \\
+    --nnodes $SKYPILOT_NUM_NODES --node-rank $SKYPILOT_NODE_RANK --dist-init-addr $MASTER_ADDR:5000 --port 30000
+""")
+    [(_, [launch], _)] = read_paths([str(task)])
+    assert launch.argv == ["python", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3", "--tp",
+                           "16", "--nnodes", "2", "--node-rank", "0", "--dist-init-addr", "$MASTER_ADDR:5000",
+                           "--port", "30000"]
+    assert (launch.gpu_type, launch.gpus, launch.release) == ("H100", 8, "sglang==0.5.11")
+    assert launch.placeholders == ["$MASTER_ADDR"] and origin(launch, "--tp") == "run (serve.yaml:12)"
+    assert launch.env["MODEL_NAME"] == "deepseek-ai/DeepSeek-V3" and launch.env["SKYPILOT_NODE_RANK"] == "0"

@@ -110,3 +110,34 @@ def entrypoint(image, release):
         if version and vkey(version) >= vkey(since):
             chosen = words
     return list(chosen), "%s image entrypoint" % name
+
+
+def pins_of(text):
+    """{framework: version} a script installs (``pip install "sglang[all]==0.5.9"``, ``vllm==0.10.1``)."""
+    from ..core.frameworks import FRAMEWORKS
+
+    names = [r.name for r in FRAMEWORKS] + [w for r in FRAMEWORKS for w in r.wrapper_releases]
+    pattern = re.compile(r"(?<![\w-])(%s)(?:\[[^\]]*\])?==(\d+\.\d+\.\d+(?:\.post\d+)?)"
+                         % "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+    return dict((m.group(1), m.group(2)) for m in pattern.finditer(text))
+
+
+def release_for(framework, image, pins):
+    """The release a script's command runs on: a known image's tag, else the version the script installs, else a
+    guess from an unknown image's tag, else the newest flagtrace knows (said so)."""
+    release, note = release_of(image) if image else ("", "")
+    guessed = bool(release) and family(image)[1] is None
+    if release and not guessed:
+        return release, note
+    if framework in pins:
+        return "%s==%s" % (framework, pins[framework]), ""
+    if release:
+        return release, note
+    if not framework:
+        return "", ""
+    from ..core.pinlib import shipped
+
+    newest = shipped(framework)[-1]
+    return "%s==%s" % (framework, newest), ("the script names no %s release (no image, no pin); taken as %s, "
+                                            "the newest flagtrace knows (give --release to choose)"
+                                            % (framework, newest))

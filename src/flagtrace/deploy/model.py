@@ -21,6 +21,7 @@ class Launch:
     image: str = ""
     gpus: int = 0  # GPUs the container asks for (resources.limits, --gpus, compose reservations); 0: unknown
     gpu_vendor: str = ""  # nvidia, amd
+    gpu_type: str = ""  # the GPU the file names (SkyPilot's accelerators: H100), for --gpu when it is not given
     release: str = ""  # NAME==VERSION the image tag names ("" unknown)
     notes: list = dataclasses.field(default_factory=list)  # said once in the report (":latest" taken as ...)
     framework: str = ""  # the adapter that recognised the command ("" none)

@@ -71,7 +71,7 @@ def take(opts, launch, err):
             command = command_of(launch, None, pythons[launch.release])
         else:
             opts.release = [launch.release]
-    if isinstance(getattr(opts, "gpu", None), str):
+    if isinstance(getattr(opts, "gpu", None), str) or getattr(opts, "gpu", None) is None and launch.gpu_type:
         opts.gpu = gpu_spec(launch, opts.gpu)
     elif getattr(opts, "gpu", None) and len(opts.gpu) == 1:  # diff/matrix: a list of sides
         opts.gpu = [gpu_spec(launch, opts.gpu[0])]
@@ -89,7 +89,13 @@ def refuse_wrapper(launch):
 
 
 def gpu_spec(launch, gpu):
-    """--gpu as given, with the container's GPU count where --gpu names only the type."""
+    """--gpu as given, with the container's GPU count where --gpu names only the type; without --gpu, the GPU the
+    file names (a SkyPilot task's accelerators) where flagtrace has its profile."""
+    if not gpu and launch.gpu_type:
+        from ..core import gpus
+
+        if gpus.find(gpus.load_profiles(), launch.gpu_type) is not None:
+            gpu = launch.gpu_type
     if not gpu or not launch.gpus:
         return gpu
     from ..core.gpus import _SPEC

@@ -7,11 +7,12 @@ YAML documents, parsed once on first ask):
 
 A reader imports the modules of deploy/ below it (model, shell_words, entry_points, images, ...), never another
 reader nor launch.py. A new form is a module here and a line in READERS."""
-from . import compose, docker_run, kubernetes, shell_script
+from . import compose, docker_run, kubernetes, shell_script, skypilot
 
 READERS = (
     docker_run,  # shell text (a .yaml/.json is never one)
     compose,  # one mapping with services and no kind
     shell_script,  # .sh, .slurm, ... or a #! line: the commands the script runs
+    skypilot,  # a mapping with run and resources/setup/envs/num_nodes
     kubernetes,  # last: any other YAML or JSON
 )

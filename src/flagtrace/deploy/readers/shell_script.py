@@ -18,7 +18,6 @@ FORM = "a shell script"
 SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".txt")
 _SHEBANG = re.compile(r"#!\S*\b(ba|da|z|k)?sh\b|#!\S*env\s+(ba|da|z)?sh\b")
 _SBATCH = re.compile(r"^#SBATCH\s+(.*)$", re.M)
-_PIN = re.compile(r"\b(sglang|vllm|ai-dynamo)(?:\[[^\]]*\])?==(\d+\.\d+\.\d+(?:\.post\d+)?)")
 
 
 def recognises(artifact):
@@ -29,7 +28,7 @@ def read(artifact):
     source, text = artifact.source, artifact.text
     slurm = _slurm(text)
     script = Script(slurm["env"])
-    pins = dict((m.group(1), m.group(2)) for m in _PIN.finditer(text))
+    pins = images.pins_of(text)
     where = os.path.basename(source) if source != "-" else "stdin"
     launches = []
     for number, words in script.commands(text):
@@ -47,7 +46,7 @@ def read(artifact):
         argv = [t.text for t in tokens]
         framework, wrapper = recognise(argv), wrapper_of(argv)
         image = _image(prefix)
-        release, note = _release(framework, image, pins)
+        release, note = images.release_for(framework, image, pins)
         gpus = slurm["gpus"] or _visible(env)
         name = "line %d%s" % (number, " (%s)" % " ".join(prefix[:1]) if prefix and not "=" in prefix[0] else "")
         notes = [note] if note else []
@@ -85,23 +84,6 @@ def _image(prefix):
         if word == "--container-image" and i + 1 < len(prefix):
             return prefix[i + 1]
     return ""
-
-
-def _release(framework, image, pins):
-    if image:
-        release, note = images.release_of(image)
-        if release:
-            return release, note
-    if framework in pins:
-        return "%s==%s" % (framework, pins[framework]), ""
-    if not framework:
-        return "", ""
-    from ...core.pinlib import shipped
-
-    newest = shipped(framework)[-1]
-    return "%s==%s" % (framework, newest), ("the script names no %s release (no image, no pin); taken as %s, "
-                                            "the newest flagtrace knows (give --release to choose)"
-                                            % (framework, newest))
 
 
 def _visible(env):
