@@ -333,3 +333,48 @@ run: |
     assert (launch.gpu_type, launch.gpus, launch.release) == ("H100", 8, "sglang==0.5.11")
     assert launch.placeholders == ["$MASTER_ADDR"] and origin(launch, "--tp") == "run (serve.yaml:12)"
     assert launch.env["MODEL_NAME"] == "deepseek-ai/DeepSeek-V3" and launch.env["SKYPILOT_NODE_RANK"] == "0"
+
+
+def test_shards_split_the_rows_every_one_in_exactly_one(tmp_path):
+    """Issue 38: --shard K/N (check -f, lock -f) for a repository larger than one runner: every row in exactly one
+    shard, whatever N; a K or N out of range is a usage line."""
+    from flagtrace.engine.deployment import shard_of
+
+    for i in range(5):
+        (tmp_path / ("p%d.yaml" % i)).write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec:\n  containers:\n    - name: srv\n"
+            "      image: lmsysorg/sglang:v0.5.%d\n"
+            "      command: [python3, -m, sglang.launch_server, --model-path, models/llama-3-8b]\n" % (i, 9 + i % 3))
+    everything = [l for read in read_paths([str(tmp_path)]) for l in read.launches]
+    for n in range(1, 8):
+        parts = [shard_of(everything, k, n) for k in range(1, n + 1)]
+        assert sorted(l.describe() for part in parts for l in part) == sorted(l.describe() for l in everything)
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    rows = []
+    for k in (1, 2):  # the gate itself, with an interpreter that has no SGLang: a failed row each, nothing built
+        r = run_sub(["check", "--python", sys.executable, "--format", "json", "-f", str(tmp_path), "--shard",
+                     "%d/2" % k], timeout=300, env={"FLAGTRACE_ENVS": str(tmp_path / "envs")})
+        doc = json.loads(r.out)
+        assert doc["shard"] == "%d/2" % k
+        rows += [row["name"] for row in doc["rows"]]
+    assert sorted(rows) == sorted(l.name for l in everything)
+    r = run_sub(["check", "--python", sys.executable, "-f", str(tmp_path), "--shard", "3/2"])
+    assert_clear_error(r, ExitCode.USAGE, "--shard takes K/N with 1 <= K <= N", lines=None)
+
+
+def test_lock_merge_joins_every_shard_and_refuses_a_gap_or_a_repeat(tmp_path):
+    from flagtrace.engine import lock
+
+    entry = {"release": "sglang==0.5.11", "image": "", "values": {"tp_size": 1}, "unstable": []}
+    lock.write(str(tmp_path / "1.json"), {"a.yaml: Pod/a container srv": entry}, "1/2")
+    lock.write(str(tmp_path / "2.json"), {"b.yaml: Pod/b container srv": entry}, "2/2")
+    r = run_sub(["lock", "--merge", str(tmp_path / "1.json"), str(tmp_path / "2.json"), "-o", str(tmp_path / "all.json")])
+    assert r.rc == 0 and "wrote %s: 2 commands from 2 parts" % (tmp_path / "all.json") in r.err, r
+    assert lock.read(str(tmp_path / "all.json")) == {"a.yaml: Pod/a container srv": entry,
+                                                     "b.yaml: Pod/b container srv": entry}
+    r = run_sub(["lock", "--merge", str(tmp_path / "1.json"), "-o", str(tmp_path / "x.json")])
+    assert_clear_error(r, ExitCode.USAGE, "--merge: shard 2 of 2 missing")
+    lock.write(str(tmp_path / "2b.json"), {"a.yaml: Pod/a container srv": entry}, "2/2")
+    r = run_sub(["lock", "--merge", str(tmp_path / "1.json"), str(tmp_path / "2b.json"), "-o", str(tmp_path / "x.json")])
+    assert_clear_error(r, ExitCode.USAGE, "--merge: a.yaml: Pod/a container srv is in two parts")
+    assert not (tmp_path / "x.json").exists()

@@ -16,6 +16,7 @@ def add_arguments(p):
     p.add_argument("--lock", metavar="LOCK", help="with -f: fail (exit 1) on any field whose value drifted from "
                    "the lock file flagtrace lock wrote, and say what set the new value")
     options.common(p, "check")
+    options.shard_option(p)
 
 
 def run(req):

@@ -2,6 +2,7 @@
 (the resolution: engine/gate.py; the lock file: engine/lock.py)."""
 from ..core.exitcodes import ExitCode, FlagtraceError
 from ..engine.deployment import launches
+from ..engine import lock as lock_file
 from ..engine.gate import gate
 from .gating import render_gate
 from . import options
@@ -20,11 +21,21 @@ def add_arguments(p):
     options.timeout_option(p)
     options.release_option(p)
     options.model_options(p)
+    options.shard_option(p)
+    p.add_argument("--merge", nargs="+", metavar="PART", help="join the lock files of the shards (lock -f ... "
+                   "--shard K/N each) into one (-o), refusing a missing shard or a command in two")
 
 
 def run(req):
     writable(req)
     opts = req.opts
+    if opts.merge:
+        if opts.file:
+            raise FlagtraceError("lock: give either -f FILE... or --merge PART..., not both", ExitCode.USAGE)
+        count = lock_file.merge(opts.merge, opts.output)
+        req.err.write("flagtrace: wrote %s: %d command%s from %d part%s\n" % (
+            opts.output, count, "" if count == 1 else "s", len(opts.merge), "" if len(opts.merge) == 1 else "s"))
+        return ExitCode.OK
     if not opts.file:
         raise FlagtraceError("lock: name the manifests with -f FILE|DIR|-", ExitCode.USAGE)
     opts.format, path, opts.output = "terminal", opts.output, None

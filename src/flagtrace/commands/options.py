@@ -121,6 +121,18 @@ def file_options(p):
                    "when the file has several")
 
 
+def shard_option(p):
+    """``--shard K/N`` (check -f, lock -f): this runner's share of the rows."""
+    def shard(text):
+        k, sep, n = text.partition("/")
+        if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+            raise argparse.ArgumentTypeError("--shard takes K/N with 1 <= K <= N (1/4: the first of four), not %r"
+                                             % text)
+        return int(k), int(n)
+    p.add_argument("--shard", type=shard, metavar="K/N", help="with -f: only the K-th of N shards of the commands "
+                   "(every command in exactly one; lock --merge joins the shards' lock files)")
+
+
 def join_values(head):
     """``--set --flag`` (``--unset``, ``--flags``) as ``--set=--flag``: argparse would read the
     option value as an option of its own."""

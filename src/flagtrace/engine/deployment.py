@@ -12,8 +12,9 @@ from ..core.exitcodes import ExitCode, FlagtraceError
 
 class Launches(list):
     """The launches of the -f files, with ``files``: what was looked at, each file's launches and what was skipped,
-    with why ([{"path", "commands", "unreadable", "skipped"}])."""
+    with why ([{"path", "commands", "unreadable", "skipped"}]); ``shard``: "K/N" where only a shard is kept."""
     files = ()
+    shard = None
 
 
 def launches(opts):
@@ -35,7 +36,19 @@ def launches(opts):
         raise FlagtraceError("-f %s: no container runs SGLang or vLLM there (looked at %d file%s: %s%s)"
                              % (" ".join(opts.file), len(found), "" if len(found) == 1 else "s", reasons,
                                 "; ..." if len(found) > 3 else ""), ExitCode.USAGE)
+    if getattr(opts, "shard", None):
+        out.shard = "%d/%d" % opts.shard
+        out[:] = shard_of(out, *opts.shard)
     return out
+
+
+def shard_of(items, k, n):
+    """The K-th of N shards of the launches: sorted by release, then file and name (commands sharing a release
+    stay together, for one import each), cut into N runs of nearly equal length; every launch in exactly one."""
+    ordered = sorted(items, key=lambda l: (l.release or "", l.source, l.name))
+    size, extra = divmod(len(ordered), n)
+    start = (k - 1) * size + min(k - 1, extra)
+    return ordered[start:start + size + (1 if k <= extra else 0)]
 
 
 def _unreadable(launch):

@@ -52,9 +52,10 @@ def gate(opts, items, asked, err, lock_out=None):
                     row["drift"] = drift
                     row["exit"] = max(row["exit"], int(ExitCode.OVERRIDDEN))
         worst = max(worst, ExitCode(row["exit"]))
-    doc = {"schema": GATE_SCHEMA, "files": opts.file, "looked_at": list(getattr(items, "files", ())), "rows": rows,
+    doc = {"schema": GATE_SCHEMA, "files": opts.file, "looked_at": list(getattr(items, "files", ())),
+           **({"shard": items.shard} if getattr(items, "shard", None) else {}), "rows": rows,
            "summary": {k: sum(1 for r in rows if r["status"] == k) for k in STATUSES}}
     if lock_out is not None:
-        lock.write(lock_out, entries)
+        lock.write(lock_out, entries, getattr(items, "shard", None))
         err.write("flagtrace: wrote %s: %d command%s\n" % (lock_out, len(entries), "" if len(entries) == 1 else "s"))
     return doc, worst

@@ -19,21 +19,61 @@ def entry(launch, analysis, again):
             "values": {k: v for k, v in sorted(values.items()) if k not in unstable}, "unstable": unstable}
 
 
-def write(path, entries):
+def write(path, entries, shard=None):
+    """The lock file; ``shard`` ("K/N"): the part one shard wrote (lock --merge joins them)."""
     doc = {"schema": LOCK_SCHEMA, "commands": entries}
+    if shard:
+        doc["shard"] = shard
     write_whole(path, lambda fh: (json.dump(doc, fh, indent=1, sort_keys=True), fh.write("\n")))
 
 
-def read(path):
+def read(path, option="--lock"):
+    return _document(path, option).get("commands") or {}
+
+
+def _document(path, option):
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (OSError, ValueError) as exc:
-        raise FlagtraceError("--lock %s: cannot read it: %s" % (path, exc), ExitCode.USAGE)
+        raise FlagtraceError("%s %s: cannot read it: %s" % (option, path, exc), ExitCode.USAGE)
     if not isinstance(doc, dict) or doc.get("schema") != LOCK_SCHEMA:
-        raise FlagtraceError("--lock %s: not a flagtrace lock file (%s; write one with flagtrace lock -f ...)"
-                             % (path, LOCK_SCHEMA), ExitCode.USAGE)
-    return doc.get("commands") or {}
+        raise FlagtraceError("%s %s: not a flagtrace lock file (%s; write one with flagtrace lock -f ...)"
+                             % (option, path, LOCK_SCHEMA), ExitCode.USAGE)
+    return doc
+
+
+def merge(parts, path):
+    """One lock file from the parts the shards wrote (lock -f ... --shard K/N each): every shard of N exactly
+    once, no command in two parts. The number of commands written."""
+    docs = [(part, _document(part, "--merge")) for part in parts]
+    shards = {}
+    for part, doc in docs:
+        k, _, n = str(doc.get("shard") or "").partition("/")
+        if not (k.isdigit() and n.isdigit()):
+            raise FlagtraceError("--merge %s: not a shard's part (no \"shard\": write it with lock -f ... --shard K/N)"
+                                 % part, ExitCode.USAGE)
+        if (int(k), int(n)) in shards:
+            raise FlagtraceError("--merge: shard %s/%s twice (%s, %s)" % (k, n, shards[(int(k), int(n))], part),
+                                 ExitCode.USAGE)
+        shards[(int(k), int(n))] = part
+    counts = {n for _, n in shards}
+    if len(counts) != 1:
+        raise FlagtraceError("--merge: parts of different shardings (%s)" % ", ".join("/%d" % n for n in sorted(counts)),
+                             ExitCode.USAGE)
+    n = counts.pop()
+    missing = [k for k in range(1, n + 1) if (k, n) not in shards]
+    if missing:
+        raise FlagtraceError("--merge: shard%s %s of %d missing" % ("" if len(missing) == 1 else "s",
+                             ", ".join(str(k) for k in missing), n), ExitCode.USAGE)
+    merged = {}
+    for part, doc in docs:
+        for name, entry in (doc.get("commands") or {}).items():
+            if name in merged:
+                raise FlagtraceError("--merge: %s is in two parts (%s)" % (name, part), ExitCode.USAGE)
+            merged[name] = entry
+    write(path, merged)
+    return len(merged)
 
 
 def drift(entry, analysis):
