@@ -378,3 +378,32 @@ def test_lock_merge_joins_every_shard_and_refuses_a_gap_or_a_repeat(tmp_path):
     r = run_sub(["lock", "--merge", str(tmp_path / "1.json"), str(tmp_path / "2b.json"), "-o", str(tmp_path / "x.json")])
     assert_clear_error(r, ExitCode.USAGE, "--merge: a.yaml: Pod/a container srv is in two parts")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_chart_is_one_row_with_the_command_that_renders_it_or_what_helm_renders(tmp_path, monkeypatch):
+    """Issue 38: a chart's templates are not YAML until rendered (they were "line N is not valid YAML", one per
+    template). Without helm: one row for the chart and one for a values file alone, each with the exact command;
+    with a helm on PATH (here a stand-in script printing what `helm template` would), the rendering is read."""
+    chart = tmp_path / "charts" / "llm"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: llm\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("image: vllm/vllm-openai:v0.34.0\n")
+    (chart / "templates" / "deploy.yaml").write_text("kind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n")
+    (tmp_path / "values-prod.yaml").write_text("replicaCount: 2\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-helm-here"))
+    found = {os.path.basename(r.path): r for r in read_paths([str(tmp_path)])}
+    assert sorted(found) == ["llm", "values-prod.yaml"]
+    [row] = found["llm"].launches
+    assert row.problem == ("-f %s: a Helm chart (Chart.yaml): flagtrace reads what it renders and no helm is on PATH "
+                           "here; run: helm template RELEASE %s | flagtrace check -f -" % (chart, chart))
+    [values] = found["values-prod.yaml"].launches
+    assert "a Helm values file: flagtrace reads what its chart renders with it; run: helm template RELEASE CHART " \
+           "-f %s | flagtrace check -f -" % (tmp_path / "values-prod.yaml") in values.problem
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    helm = bin_dir / "helm"
+    helm.write_text("#!/bin/sh\ncat %s\n" % os.path.join(MANIFESTS, "vllm-production-stack.yaml"))
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:/usr/bin:/bin" % bin_dir)
+    [(path, [vllm], _)] = read_paths([str(chart)])
+    assert path == str(chart) and vllm.source == "%s (helm template)" % chart and vllm.argv[:2] == ["vllm", "serve"]

@@ -7,6 +7,7 @@ import sys
 from ..core.exitcodes import ExitCode, FlagtraceError
 from .entry_points import known_frameworks, recognise  # noqa: F401  (recognise: a name this module has always offered)
 from .model import Artifact, Launch, Token, unreadable  # noqa: F401
+from . import helm
 from .readers import READERS
 
 
@@ -20,8 +21,15 @@ def read_paths(paths, stdin=None):
     """Every file -f names (folders: their *.yaml, *.yml, *.json, *.sh, *.txt files), in order: [FileRead], a
     file with no launch included with why. Nothing is lost: a file that cannot be read is a Launch with only its
     problem (a row of the gate), and the files after it are read."""
-    out = []
+    out, charts = [], set()
     for path, skipped in files_of(paths):
+        chart = helm.chart_root(path) if path != "-" else None
+        if chart is not None:  # a chart is read once, as what it renders
+            if chart not in charts:
+                charts.add(chart)
+                out.append(_chart(chart, path if os.path.isfile(path) and helm.is_values_file(path, _text(path))
+                                  else None))
+            continue
         if skipped:
             out.append(FileRead(path, [], skipped))
             continue
@@ -35,11 +43,34 @@ def read_paths(paths, stdin=None):
                 out.append(FileRead(path, [unreadable(path, "the file", "-f %s: cannot read it: %s" % (path, exc))],
                                     None))
                 continue
+        if helm.is_values_file(path, text):
+            out.append(FileRead(path, [unreadable(path, "the values file", "-f %s: a Helm values file: flagtrace reads "
+                                                  "what its chart renders with it; run: %s" % (
+                                                      path, helm.render_command("CHART", path)))], None))
+            continue
         launches, reader = _read(text, path)
         why = None if launches else "text no reader takes (no docker run line, no #! line)" if reader is None else (
             "read as %s: no container, service or command there runs %s" % (reader.FORM, known_frameworks()))
         out.append(FileRead(path, launches, why))
     return out
+
+
+def _text(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _chart(chart, values):
+    """The chart's FileRead: what ``helm template`` renders from it, or one row saying how to render it."""
+    rendered, why = helm.render(chart, values)
+    if rendered is None:
+        return FileRead(chart, [unreadable(chart, "the chart", why)], None)
+    launches, _ = _read(rendered, "%s (helm template)" % chart)
+    return FileRead(chart, launches, None if launches else "rendered by helm template: no container runs %s"
+                    % known_frameworks())
 
 
 def read_text(text, source):
