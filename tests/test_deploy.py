@@ -407,3 +407,18 @@ def test_a_chart_is_one_row_with_the_command_that_renders_it_or_what_helm_render
     monkeypatch.setenv("PATH", "%s:/usr/bin:/bin" % bin_dir)
     [(path, [vllm], _)] = read_paths([str(chart)])
     assert path == str(chart) and vllm.source == "%s (helm template)" % chart and vllm.argv[:2] == ["vllm", "serve"]
+
+
+def test_a_dockerfile_gives_its_images_command_environment_and_release(tmp_path):
+    """Issue 38: a Dockerfile's ENTRYPOINT + CMD of its last stage (a stage FROM another inherits), ENV (not
+    ARG, which is build time only), the FROM image's tag for the release."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM lmsysorg/sglang:v0.5.9-cu126 AS base\nARG MODEL=Qwen/Qwen3-8B\nENV SGLANG_ENABLE_JIT_DEEPGEMM=0 \\\n'
+        '    HF_HOME=/models\nFROM base\nENV PORT=30000\nENTRYPOINT ["python3", "-m", "sglang.launch_server"]\n'
+        'CMD ["--model-path", "Qwen/Qwen3-8B", "--port", "30000", "--tp", "2"]\n')
+    [(_, [launch], _)] = read_paths([str(tmp_path)])
+    assert launch.argv == ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--port",
+                           "30000", "--tp", "2"]
+    assert launch.env == {"SGLANG_ENABLE_JIT_DEEPGEMM": "0", "HF_HOME": "/models", "PORT": "30000"}
+    assert (launch.image, launch.release) == ("lmsysorg/sglang:v0.5.9-cu126", "sglang==0.5.9")
+    assert origin(launch, "--tp") == "CMD (Dockerfile:8)" and origin(launch, "python3") == "ENTRYPOINT (Dockerfile:7)"

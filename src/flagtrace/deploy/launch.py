@@ -94,13 +94,19 @@ def files_of(paths):
         elif os.path.isdir(path):
             found = sorted(os.path.join(folder, name) for folder, dirs, names in os.walk(path)
                            if not _hidden(folder, path) for name in names if not name.startswith("."))
-            if not any(p.lower().endswith(SUFFIXES) for p in found):
+            if not any(_readable_name(p) for p in found):
                 raise FlagtraceError("-f %s: a folder with no .yaml/.yml/.json/.sh/.txt file" % path, ExitCode.USAGE)
             for p in found:
-                yield p, None if p.lower().endswith(SUFFIXES) else "not a form flagtrace reads (%s)" % ", ".join(
+                yield p, None if _readable_name(p) else "not a form flagtrace reads (%s, Dockerfile)" % ", ".join(
                     SUFFIXES)
         else:
             raise FlagtraceError("-f %s: no such file or folder" % path, ExitCode.USAGE)
+
+
+def _readable_name(path):
+    name = os.path.basename(path)
+    return name.lower().endswith(SUFFIXES) or name == "Dockerfile" or name.endswith(".Dockerfile") \
+        or name.startswith("Dockerfile.")
 
 
 def _hidden(folder, top):

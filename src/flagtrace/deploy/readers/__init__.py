@@ -7,9 +7,10 @@ YAML documents, parsed once on first ask):
 
 A reader imports the modules of deploy/ below it (model, shell_words, entry_points, images, ...), never another
 reader nor launch.py. A new form is a module here and a line in READERS."""
-from . import compose, docker_run, kubernetes, shell_script, skypilot
+from . import compose, docker_run, dockerfile, kubernetes, shell_script, skypilot
 
 READERS = (
+    dockerfile,  # by its name: FROM, ENV, ENTRYPOINT/CMD
     docker_run,  # shell text (a .yaml/.json is never one)
     compose,  # one mapping with services and no kind
     shell_script,  # .sh, .slurm, ... or a #! line: the commands the script runs
