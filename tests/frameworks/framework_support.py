@@ -130,7 +130,7 @@ class _Pool:
         t = plan.target
         # one import serves every model (a variant names its own) and, where it can, every GPU
         same = {k: [s for s in v if s != "remote_code"] if k == "setup" else v for k, v in request.items()
-                if k not in ("gpu", "inputs", "model_folders")}
+                if k not in ("gpu", "inputs", "model_folders", "model_typed")}
         base = json.dumps([t.interpreter, t.python_options, t.mode, t.target, plan.env, plan.preimport, same],
                           sort_keys=True, default=str)
         models = list(plan.models or [])
