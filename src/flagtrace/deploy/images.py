@@ -48,6 +48,10 @@ def family(image):
         if repo == name or repo.endswith("/" + name) or any(repo == a or repo.endswith("/" + a)
                                                              for a in table.get("aliases", [])):
             return name, table
+    last = repo.rsplit("/", 1)[-1]
+    for name, table in families().items():  # a rebuild of a known image (lmcache/vllm-openai): its entrypoint
+        if "/" in name and last == name.rsplit("/", 1)[-1]:
+            return repo, dict(table, derived=name)
     return repo, None
 
 
@@ -61,7 +65,7 @@ def release_of(image):
     from ..core.pinlib import shipped
 
     name, table = family(image)
-    if table is None:
+    if table is None or table.get("derived"):
         return _guess(image, name)
     framework, tag = table["framework"], tag_of(image)
     m = re.match(table.get("tag", r"^v?(\d+\.\d+\.\d+(?:\.post\d+)?)"), tag)
@@ -109,6 +113,8 @@ def entrypoint(image, release):
     for since, words in sorted(table.get("entrypoint_since", {}).items(), key=lambda kv: vkey(kv[0])):
         if version and vkey(version) >= vkey(since):
             chosen = words
+    if table.get("derived"):
+        return list(chosen), "%s image entrypoint (taken as %s's: a rebuild of it)" % (name, table["derived"])
     return list(chosen), "%s image entrypoint" % name
 
 
@@ -126,7 +132,7 @@ def release_for(framework, image, pins):
     """The release a script's command runs on: a known image's tag, else the version the script installs, else a
     guess from an unknown image's tag, else the newest flagtrace knows (said so)."""
     release, note = release_of(image) if image else ("", "")
-    guessed = bool(release) and family(image)[1] is None
+    guessed = bool(release) and (family(image)[1] or {"derived": True}).get("derived")
     if release and not guessed:
         return release, note
     if framework in pins:

@@ -6,6 +6,7 @@ integers), every simple command found wherever it stands (inside ``if``/``case``
 ``&``), redirections dropped. A value only known at run time (an unset variable, ``$(command)``) stays as typed
 and is listed as a placeholder: the framework's parser never receives it as if it were real (probe/hooks.py
 stands a value of the option's own type in for it, and says so)."""
+import os
 import re
 import shlex
 
@@ -131,15 +132,39 @@ class Script:
             yield number, out
 
 
+# Programs that run the command they are given (their own options first): the framework command may follow them.
+LAUNCHERS = ("srun", "mpirun", "mpiexec", "nohup", "exec", "env", "time", "numactl", "taskset", "stdbuf", "timeout",
+             "ray", "torchrun", "sudo", "nice", "ionice", "setsid", "chrt", "uv", "apptainer", "singularity")
+SHELLS = ("sh", "bash", "dash", "zsh")
+
+
 def launch_start(words):
-    """Where the framework (or a wrapper) command begins in ``words`` (after launchers: srun, mpirun, nohup,
-    ``ray job submit ... --``, ``VAR=value``), or None."""
-    for i in range(len(words)):
-        if recognise(words[i:]) or wrapper_of(words[i:]):
-            while i > 0 and words[i - 1] == "env":
-                i -= 1
-            return i
+    """Where the framework (or a wrapper) command begins in ``words``: first, after ``VAR=value`` prefixes, or
+    after a launcher and its options (srun, mpirun, nohup, ``ray job submit ... --``, ...); None otherwise (a word
+    that merely ends in a framework's name, ``rm -rf ~/.config/vllm``, is not a launch)."""
+    i = 0
+    while i < len(words) and _ASSIGN.match(words[i]):
+        i += 1
+    if i < len(words) and _starts(words[i:]):
+        return i
+    if i >= len(words) or os.path.basename(words[i]) not in LAUNCHERS:
+        return None
+    for j in range(i + 1, len(words)):
+        if _starts(words[j:]):
+            while j > 0 and words[j - 1] == "env":
+                j -= 1
+            return j
     return None
+
+
+def _starts(words):
+    """Whether ``words`` run a framework (or a wrapper), directly or as ``SHELL -c SCRIPT`` whose script does."""
+    if recognise(words) or wrapper_of(words):
+        return True
+    if os.path.basename(words[0]) in SHELLS and "-c" in words[1:3]:
+        script = words[words.index("-c") + 1] if words.index("-c") + 1 < len(words) else ""
+        return any(launch_start(w) is not None for _, w in _simple_commands(script))
+    return False
 
 
 def _protect(line):

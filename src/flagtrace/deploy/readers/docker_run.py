@@ -3,11 +3,11 @@ entrypoint (or ``--entrypoint``) then the args, ``-e``/``--env`` into the enviro
 ``--gpus``."""
 import re
 
-from ...core.exitcodes import ExitCode, FlagtraceError
 from .. import images
 from ..docker_launch import framework_launch
-from ..model import Token
-from ..shell_words import commands, expand_vars
+from ..model import Token, unreadable
+from ..shell_script import Script
+from ..shell_words import expand_vars
 
 # docker run options that take a value (the next word unless written --opt=value); the rest are flags.
 _VALUED = set("""-a --attach --add-host --blkio-weight --cap-add --cap-drop --cgroup-parent --cgroupns --cidfile
@@ -32,7 +32,7 @@ def recognises(artifact):
 
 def read(artifact):
     launches = []
-    for number, words in commands(artifact.text):
+    for number, words in Script().commands(artifact.text):  # the script's own assignments applied ($IMAGE)
         for i in range(len(words) - 1):
             if words[i].rsplit("/", 1)[-1] in ("docker", "podman") and words[i + 1] == "run" or (
                     words[i + 1] == "container" and i + 2 < len(words) and words[i + 2] == "run"):
@@ -52,8 +52,8 @@ def _run(words, source, number):
         name, has_value, value = word.partition("=") if word.startswith("--") else (word, False, None)
         if not has_value and name in _VALUED:
             if i + 1 >= len(words):
-                raise FlagtraceError("-f %s line %d: docker run %s has no value" % (source, number, name),
-                                     ExitCode.USAGE)
+                return unreadable(source, "docker run (line %d)" % number,
+                                  "-f %s:%d: docker run %s has no value" % (source, number, name))
             value, i = words[i + 1], i + 1
         if name in ("-e", "--env") and value is not None:
             key, eq, val = value.partition("=")
@@ -64,7 +64,8 @@ def _run(words, source, number):
             entry = value.split()
         i += 1
     if i >= len(words):
-        raise FlagtraceError("-f %s line %d: docker run names no image" % (source, number), ExitCode.USAGE)
+        return unreadable(source, "docker run (line %d)" % number, "-f %s:%d: docker run names no image"
+                          % (source, number))
     image, args = words[i], words[i + 1:]
     release, note = images.release_of(image)
     if entry is None:

@@ -69,7 +69,9 @@ def _accelerators(value):
         value = value[0]
     if isinstance(value, dict) and value:
         name, count = next(iter(value.items()))
-        return str(name), int(count) if str(count).isdigit() else 1
+        name, _, inline = str(name).partition(":")  # {L4:1, A100:1}: flow keys with the count in them
+        count = inline if count is None else count
+        return name.strip(), int(count) if str(count).strip().isdigit() else 1
     if isinstance(value, str) and value:
         name, _, count = value.partition(":")
         return name.strip(), int(count) if count.strip().isdigit() else 1
