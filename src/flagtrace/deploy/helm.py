@@ -9,7 +9,7 @@ import subprocess
 
 from ..core.own_env import own_environment
 
-_VALUES = re.compile(r"^values[\w.-]*\.ya?ml$", re.I)
+_VALUES = re.compile(r"(^|[-_.])values([-_.][\w.-]*)?\.ya?ml$", re.I)
 
 
 def chart_root(path):
@@ -26,8 +26,9 @@ def chart_root(path):
 
 
 def is_values_file(path, text):
-    """A Helm values file on its own: named values*.yaml, YAML without ``kind`` or ``apiVersion``."""
-    return bool(_VALUES.match(os.path.basename(path))) and not re.search(r"^(kind|apiVersion):", text, re.M)
+    """A Helm values file on its own: named values*.yaml (or ...-values-....yaml), YAML without ``kind`` or
+    ``apiVersion``."""
+    return bool(_VALUES.search(os.path.basename(path))) and not re.search(r"^(kind|apiVersion):", text, re.M)
 
 
 def render_command(chart, values=None):

@@ -65,6 +65,13 @@ def unwrap(tokens, env):
     for number, words in commands(script.text):
         while words and (words[0] == "exec" or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
             words = words[1:]
+        if words[:1] == ["eval"] and len(words) == 2:  # eval "exec vllm serve ...": the string is the command
+            try:
+                words = shlex.split(words[1])
+            except ValueError:
+                continue
+            while words and words[0] == "exec":
+                words = words[1:]
         words = [expand_vars(w, env) for w in words]
         if recognise(words) or wrapper_of(words):
             origin = "%s, line %d of the script" % (script.origin, number)

@@ -91,6 +91,13 @@ def _walk(node, path):
         if isinstance(node.get("mainContainer"), dict):
             yield path, {"containers": [dict(node["mainContainer"], name=node["mainContainer"].get("name", "main"))]}
             return
+        runners = [(key, node[key]) for key in ("runner",) if _container_like(node.get(key))]
+        if runners:  # OME's engineConfig/decoderConfig/leader/worker ``runner``: one container
+            yield path, {"containers": [dict(c, name=c.get("name") or key) for key, c in runners]}
+            for key, value in node.items():
+                if key != "runner":
+                    yield from _walk(value, path + [key])
+            return
         if isinstance(node.get("model"), dict) and "modelFormat" in node["model"]:
             yield path, {"containers": [dict(node["model"], name=node["model"].get("name") or "kserve-container")]}
             return
@@ -98,6 +105,10 @@ def _walk(node, path):
             if key.endswith("Template") and key not in _QUIET:
                 key = key[:-len("Template")]
             yield from _walk(value, path + [key])
+
+
+def _container_like(node):
+    return isinstance(node, dict) and "image" in node and ("command" in node or "args" in node)
 
 
 def _where(source, value):
