@@ -422,3 +422,18 @@ def test_a_dockerfile_gives_its_images_command_environment_and_release(tmp_path)
     assert launch.env == {"SGLANG_ENABLE_JIT_DEEPGEMM": "0", "HF_HOME": "/models", "PORT": "30000"}
     assert (launch.image, launch.release) == ("lmsysorg/sglang:v0.5.9-cu126", "sglang==0.5.9")
     assert origin(launch, "--tp") == "CMD (Dockerfile:8)" and origin(launch, "python3") == "ENTRYPOINT (Dockerfile:7)"
+
+
+def test_compose_interpolates_like_compose(tmp_path):
+    """Issue 38: ${VAR:-default} and ${VAR} from the project's .env, $$ a literal $ (for the container), in the image,
+    the command and the environment; what .env does not set is a placeholder."""
+    (tmp_path / ".env").write_text("PORT=30000\n")
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  sglang:\n    image: lmsysorg/sglang:${SGLANG_TAG:-v0.5.9}\n"
+        "    command: python3 -m sglang.launch_server --model-path ${MODEL:-Qwen/Qwen3-8B} --port ${PORT}"
+        " --host $${HOST} --max-running-requests ${MAX_RUNNING}\n")
+    [(_, [launch], _)] = read_paths([str(tmp_path / "compose.yaml")])
+    assert launch.argv == ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--port", "30000",
+                           "--host", "${HOST}", "--max-running-requests", "${MAX_RUNNING}"]
+    assert (launch.image, launch.release) == ("lmsysorg/sglang:v0.5.9", "sglang==0.5.9")
+    assert launch.placeholders == ["${MAX_RUNNING}"]

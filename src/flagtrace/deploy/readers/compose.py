@@ -1,12 +1,14 @@
 """Reader of docker compose files (one mapping with ``services`` and no ``kind``): each service's image
 entrypoint (or ``entrypoint``) then its ``command``, a ``bash -c`` script's framework command, the
 environment, the GPU count from the service's device reservations."""
+import os
 import shlex
 
 from .. import images
 from ..docker_launch import framework_launch
 from ..model import Token
-from ..shell_words import expand_vars, unwrap
+from ..shell_script import Script
+from ..shell_words import unwrap
 
 
 FORM = "a compose file"
@@ -20,21 +22,23 @@ def recognises(artifact):
 
 def read(artifact):
     doc, source = artifact.documents[0], artifact.source
+    project = Script(_dotenv(source))  # compose interpolates ${VAR:-default} from the project's .env, as a shell
     launches = []
     for service, spec in (doc.get("services") or {}).items():
         spec = spec or {}
-        image = str(spec.get("image") or "")
-        env = _compose_env(spec.get("environment"))
+        image = _interpolate(project, str(spec.get("image") or ""))
+        env = {k: _interpolate(project, v) for k, v in _compose_env(spec.get("environment")).items()}
         release, note = images.release_of(image) if image else ("", "")
         entry, command = _words(spec.get("entrypoint")), _words(spec.get("command"))
+        entry = None if entry is None else [_interpolate(project, w) for w in entry]
+        command = None if command is None else [_interpolate(project, w) for w in command]
         where = "compose service %s" % service
         if entry is None:
             entry_words, entry_where = images.entrypoint(image, release)
             tokens = [Token(w, entry_where) for w in entry_words]
         else:
             tokens = [Token(w, "entrypoint (%s)" % where) for w in entry]
-        tokens += [Token(expand_vars(w, env), "command (%s, %s)" % (where, _line(source, spec.get("command"))))
-                   for w in command or []]
+        tokens += [Token(w, "command (%s, %s)" % (where, _line(source, spec.get("command")))) for w in command or []]
         tokens = unwrap(tokens, env) or tokens
         devices = (((spec.get("deploy") or {}).get("resources") or {}).get("reservations") or {}).get("devices") or []
         gpus = 0
@@ -46,8 +50,32 @@ def read(artifact):
                 gpus += len(device["device_ids"])
         launch = framework_launch(source, "service %s" % service, tokens, env, image, gpus, release, note)
         if launch is not None:
+            launch.placeholders = [p for p in project.placeholders if any(p in t.text for t in tokens)]
+            if launch.placeholders:
+                launch.notes.append("not set in the project's .env: %s (a value of each option's own type stands in)"
+                                    % ", ".join(launch.placeholders))
             launches.append(launch)
     return launches
+
+
+def _interpolate(project, text):
+    """Compose's interpolation of one value: ``$$`` is a literal ``$`` (left for the container's shell)."""
+    return project.expand(text.replace("$$", "\x00")).replace("\x00", "$")
+
+
+def _dotenv(source):
+    """The ``.env`` beside the compose file (KEY=VALUE lines), as compose reads it; {} where there is none."""
+    path = os.path.join(os.path.dirname(os.path.abspath(source)), ".env") if source != "-" else ""
+    env = {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                key, eq, value = line.strip().partition("=")
+                if eq and key and not key.startswith("#"):
+                    env[key.strip()] = value.strip().strip("'\"")
+    except OSError:
+        pass
+    return env
 
 
 def _line(source, value):
