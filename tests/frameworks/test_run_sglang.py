@@ -91,7 +91,7 @@ def test_run_stands_in_the_config_of_a_hub_id_a_script_names():
                                   "meta-llama/Meta-Llama-3-8B-Instruct config.json"]
     fields = {f["field"]: f for f in analysis["fields"]}
     assert fields["page_size"]["final"]["value"] == 64
-    assert fields["model_path"]["final"]["value"] == os.path.join(modelconfigs.MODELS, "llama-3-8b")
+    assert fields["model_path"]["final"]["value"] == "meta-llama/Meta-Llama-3-8B-Instruct"  # as typed (issue 38)
 
 
 def test_run_a_script_naming_a_model_nothing_here_has_says_what_to_give():
@@ -126,5 +126,5 @@ def test_run_via_stands_in_a_model_from_the_remote_hugging_face_cache(tmp_path):
     assert analysis["inputs"] == ["--model-path acme/Llama-8B → its config.json in the local Hugging Face cache (%s)"
                                   % snapshot]
     fields = {f["field"]: f for f in analysis["fields"]}
-    assert fields["model_path"]["final"]["value"] == str(snapshot)
+    assert fields["model_path"]["final"]["value"] == "acme/Llama-8B"  # as typed, not the snapshot (issue 38)
     assert fields["page_size"]["final"]["value"] == 64

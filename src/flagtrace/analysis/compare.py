@@ -1,6 +1,7 @@
 """Two or more analyses of the same command under different conditions (GPUs, interpreters,
 flags, environment): the fields whose final values differ, who decided each on each side, and the
 first thing that went differently (a hardware answer, a value read, the command line itself)."""
+import re
 
 SCHEMA = "flagtrace/diff@1"
 
@@ -191,6 +192,11 @@ def error_line(error):
     return "%s: %s" % (error.get("type"), " ".join(str(error.get("message", "")).split())[:200])
 
 
+# An object's default repr names its address: two resolutions forked from one import may share it by chance,
+# another process never does (not a value to lock).
+_IDENTITY = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
 def final_values(analysis):
     """{field: its final value's repr} of an analysis."""
     return {f["field"]: f["final"]["repr"] for f in (analysis or {}).get("fields", [])}
@@ -202,4 +208,5 @@ def unstable_fields(analysis, again):
     if analysis is None or again is None:
         return []
     finals = final_values(analysis)
-    return [name for name, value in final_values(again).items() if finals.get(name) != value]
+    return [name for name, value in final_values(again).items()
+            if finals.get(name) != value or _IDENTITY.search(str(value))]

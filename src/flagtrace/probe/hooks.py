@@ -181,13 +181,13 @@ def stand_in_placeholders(parser, args, trace):
     ``$(hostname -i)``; FLAGTRACE_PLACEHOLDERS, written by the -f readers) that an option with a type or choices
     takes replaced by a value that option accepts (its default, else 1, else 0, else its first choice), and a
     note saying so; an option of plain text keeps the placeholder's text. None: sys.argv's words."""
-    raw = os.environ.get(PLACEHOLDERS_ENV)
+    raw = os.environb.get(PLACEHOLDERS_ENV.encode())  # not os.environ: flagtrace's own read is not the target's
     if not raw:
         return args
     try:
         import json
 
-        held = set(json.loads(raw))
+        held = set(json.loads(raw.decode("utf-8", "replace")))
     except ValueError:
         return args
     words = list(sys.argv[1:] if args is None else args)

@@ -428,7 +428,6 @@ class TraceBuilder:
                 "python": platform.python_version(),
                 "platform": sys.platform,
                 "pid": os.getpid(),
-                "foreign_libpython": foreign_libpython(),
             },
             "request": {k: req.get(k) for k in ("watch", "stop_at", "adapter", "gpu", "inputs", "model_folders",
                                                 "model_typed")},
@@ -443,6 +442,9 @@ class TraceBuilder:
             "problems": self.problems,
             "sources": self.sources(),
         }
+        foreign = foreign_libpython()
+        if foreign:
+            doc["target"]["foreign_libpython"] = foreign
         self._apply_mounts(doc)
         return doc
 
