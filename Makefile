@@ -13,7 +13,7 @@ VLLM_VERSIONS ?= 0.11.2 0.15.1 0.25.1 0.33.0 0.34.0
 # names (sglang 0.5.21), each built first where it is missing).
 DYNAMO_VERSIONS ?= 1.6.1
 
-.PHONY: demo test docs venv bytecode sglang-env vllm-env dynamo-env test-core clean
+.PHONY: demo test test-all docs venv bytecode sglang-env vllm-env dynamo-env test-core clean
 
 venv: $(VENV)/.stamp
 # flagtrace's own modules load in every traced process: compiled once here, not on each start
@@ -63,3 +63,8 @@ test-core: venv
 
 clean:
 	rm -rf $(VENV) .envs
+
+# The whole observer-effect matrix (every release, every GPU: an hour on 2 cores), beside what make test runs.
+test-all: export FLAGTRACE_OBSERVER := all
+test-all: export FLAGTRACE_VLLM_OBSERVER := all
+test-all: test

@@ -242,3 +242,13 @@ def differences(reported, bare):
     keys = set(reported) | set(bare)
     return {k: (reported.get(k), bare.get(k)) for k in sorted(keys)
             if k not in NONDETERMINISTIC and norm(str(reported.get(k))) != norm(str(bare.get(k)))}
+
+
+def tier(everything, ci):
+    """The releases an observer test runs: ``ci`` in ``make test`` (one per age band: a batch costs minutes),
+    ``everything`` with FLAGTRACE_OBSERVER=all (``make test-all``); FLAGTRACE_SGLANG=V picks one either way."""
+    import os
+
+    chosen = everything if os.environ.get("FLAGTRACE_OBSERVER") == "all" else ci
+    one = os.environ.get("FLAGTRACE_SGLANG")
+    return tuple(v for v in (everything if one else chosen) if one in (None, v))
