@@ -55,7 +55,7 @@ docs: venv
 
 test: venv bytecode docs sglang-env vllm-env dynamo-env
 	@[ -e /usr/sbin/sshd ] || echo "make test: /usr/sbin/sshd is missing, so the --via tests (a real OpenSSH server on 127.0.0.1) will be skipped; install it with: sudo apt-get install -y openssh-server openssh-client (.ci/run does)"
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(addprefix --ignore=,$(SERIAL_TESTS))
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=30 tests $(addprefix --ignore=,$(SERIAL_TESTS))
 	$(BIN)/python -m pytest -q $(SERIAL_TESTS)
 
 test-core: venv
