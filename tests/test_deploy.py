@@ -437,3 +437,24 @@ def test_compose_interpolates_like_compose(tmp_path):
                            "--host", "${HOST}", "--max-running-requests", "${MAX_RUNNING}"]
     assert (launch.image, launch.release) == ("lmsysorg/sglang:v0.5.9", "sglang==0.5.9")
     assert launch.placeholders == ["${MAX_RUNNING}"]
+
+
+def test_a_release_that_cannot_be_had_is_its_rows_not_the_whole_gate(tmp_path):
+    """Issue 38 (found by tests/deploy_corpus): one image tag outside the supported range, one release not built
+    under --offline: before, the first stopped the whole gate (exit 3, one line); now each is its own rows'
+    answer (input 64, failed 3) and every other release is still built and run."""
+    for name, image in (("old", "vllm/vllm-openai:v0.8.5"), ("unbuilt", "lmsysorg/sglang:v0.5.11"),
+                        ("other", "lmsysorg/sglang:v0.5.9")):
+        command = "[vllm, serve, x]" if "vllm" in image else "[python3, -m, sglang.launch_server, --model-path, x]"
+        (tmp_path / ("%s.yaml" % name)).write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers:\n    - name: srv\n"
+            "      image: %s\n      command: %s\n" % (name, image, command))
+    r = run_sub(["check", "--offline", "--format", "json", "-f", str(tmp_path)], timeout=300,
+                env={"FLAGTRACE_ENVS": str(tmp_path / "envs")})
+    rows = {row["name"].split()[0]: row for row in json.loads(r.out)["rows"]}
+    assert r.rc == ExitCode.USAGE, r
+    assert (rows["Pod/old"]["status"], rows["Pod/old"]["exit"]) == ("input", 64)
+    assert "vllm 0.8.5 is outside the releases flagtrace supports" in rows["Pod/old"]["message"]
+    for name, release in (("Pod/unbuilt", "sglang==0.5.11"), ("Pod/other", "sglang==0.5.9")):
+        assert (rows[name]["status"], rows[name]["exit"]) == ("failed", 3)
+        assert rows[name]["message"].startswith("%s is not built here and --offline forbids the network" % release)

@@ -129,9 +129,11 @@ def command_of(launch, python, release_python):
     return side_command(launch.argv, chosen)
 
 
-def release_pythons(items, release_opts, offline, err, python=None):
+def release_pythons(items, release_opts, offline, err, python=None, tolerant=False):
     """{release: interpreter} for each launch's release (``--release`` overrides the tags): built once each;
-    none with ``python`` (--python: that interpreter runs them all), none for a launch that will not run."""
+    none with ``python`` (--python: that interpreter runs them all), none for a launch that will not run.
+    ``tolerant`` (the gate): a release that cannot be had (outside the supported range, not built and --offline,
+    a failed build) maps to its FlagtraceError, for its rows to say, and the other releases are still built."""
     from ..envs.build import builder_for
     from ..envs.release import parse_release
 
@@ -144,7 +146,12 @@ def release_pythons(items, release_opts, offline, err, python=None):
     for launch in items:
         release = release_opts[0] if release_opts else launch.release
         if release and release not in out and not launch.wrapper and not launch.problem:
-            out[release] = builder.interpreter(parse_release(release))
+            try:
+                out[release] = builder.interpreter(parse_release(release))
+            except FlagtraceError as exc:
+                if not tolerant:
+                    raise
+                out[release] = exc
     return out
 
 
@@ -169,7 +176,7 @@ def resolve_all(opts, items, asked, err, twice=False):
     from ..launch.command import parse_command
     from ..launch.variants import Variant
 
-    pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err, opts.python)
+    pythons = release_pythons(items, opts.release, getattr(opts, "offline", False), err, opts.python, tolerant=True)
     groups, keys, out = {}, [], []
     for launch in items:
         row = {"source": launch.source, "name": launch.name, "image": launch.image,
@@ -181,8 +188,10 @@ def resolve_all(opts, items, asked, err, twice=False):
             row.update(status="unsupported", exit=0, message="runs %s: not followed" % launch.wrapper)
         else:
             try:
-                command = command_of(launch, opts.python, pythons.get(opts.release[0] if opts.release else
-                                                                      launch.release))
+                interpreter = pythons.get(opts.release[0] if opts.release else launch.release)
+                if isinstance(interpreter, FlagtraceError):
+                    raise interpreter  # this release cannot be had: its rows say why, the others run
+                command = command_of(launch, opts.python, interpreter)
                 gpu = gpu_spec(launch, opts.gpu)
                 target = parse_command(command)
                 key = (target.interpreter, target.mode, target.target, gpu)
@@ -195,7 +204,8 @@ def resolve_all(opts, items, asked, err, twice=False):
                 for label in [launch.describe()] + [launch.describe() + " (again)"] * twice:
                     variants.append(Variant(args, target_environment(launch), label=label, models=models))
             except FlagtraceError as exc:
-                row.update(status="input", exit=int(exc.code), message=exc.message)
+                row.update(status="input" if exc.code == ExitCode.USAGE else "failed", exit=int(exc.code),
+                           message=exc.message)
         out.append([row, launch, slot])
     resolved = whatif.resolve([groups[k] for k in keys], opts.timeout, err, "commands", tolerant=True) if keys else []
     by_slot, i = {}, 0
