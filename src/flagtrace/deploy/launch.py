@@ -9,9 +9,10 @@ from .entry_points import known_frameworks, recognise  # noqa: F401  (recognise:
 from .model import Artifact, Launch, Token, unreadable  # noqa: F401
 from . import helm
 from .readers import READERS
+from .shell_script import SHELL_SUFFIXES
 
 
-SUFFIXES = (".yaml", ".yml", ".json", ".sh", ".bash", ".slurm", ".sbatch", ".txt")
+SUFFIXES = (".yaml", ".yml", ".json") + SHELL_SUFFIXES
 
 
 FileRead = collections.namedtuple("FileRead", "path launches skipped")  # skipped: why nothing was taken, or None

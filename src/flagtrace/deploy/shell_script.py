@@ -10,7 +10,13 @@ import os
 import re
 import shlex
 
+import collections
+
 from .entry_points import recognise, wrapper_of
+from .model import Token
+from .shell_words import unwrap
+
+SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".txt")  # files read as shell text, never as YAML
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _ASSIGN = re.compile(r"^(%s)(\[[^\]]*\])?(\+?)=(.*)$" % _NAME, re.S)
@@ -136,6 +142,27 @@ class Script:
 LAUNCHERS = ("srun", "mpirun", "mpiexec", "nohup", "exec", "env", "time", "numactl", "taskset", "stdbuf", "timeout",
              "ray", "torchrun", "sudo", "nice", "ionice", "setsid", "chrt", "uv", "apptainer", "singularity")
 SHELLS = ("sh", "bash", "dash", "zsh")
+
+
+Found = collections.namedtuple("Found", "number prefix tokens env framework wrapper placeholders")
+
+
+def found_commands(script, text, origin):
+    """Each framework (or wrapper) command ``text`` runs under ``script``'s state: Found(its line number, the words
+    before it, its tokens (each token's origin ``origin(number)``, a ``SHELL -c`` script unwrapped), the
+    environment it inherits with its own ``VAR=value`` prefixes, framework, wrapper, the placeholders it holds)."""
+    for number, words in script.commands(text):
+        start = launch_start(words)
+        if start is None:
+            continue
+        prefix, command = words[:start], words[start:]
+        env = dict(script.environment())
+        env.update(w.split("=", 1) for w in prefix if re.match(r"^%s=" % _NAME, w))
+        tokens = [Token(w, origin(number)) for w in command]
+        tokens = unwrap(tokens, env) or tokens
+        argv = [t.text for t in tokens]
+        yield Found(number, prefix, tokens, env, recognise(argv), wrapper_of(argv),
+                    [p for p in script.placeholders if any(p in w for w in argv)])
 
 
 def launch_start(words):

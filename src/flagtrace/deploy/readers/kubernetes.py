@@ -10,6 +10,7 @@ from .. import images
 from ..entry_points import recognise, wrapper_of
 from ..kubelet_env import container_env, expand, injected
 from ..model import Launch, Token, unreadable
+from ..shell_script import SHELL_SUFFIXES
 from ..yaml_lines import BadDocument
 from ..shell_words import unwrap
 
@@ -20,7 +21,6 @@ _QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate")  # path ke
 
 
 FORM = "Kubernetes objects"
-SHELL_SUFFIXES = (".sh", ".bash", ".txt", ".slurm", ".sbatch")
 
 
 def recognises(artifact):

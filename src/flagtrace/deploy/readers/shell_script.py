@@ -9,19 +9,16 @@ import os
 import re
 
 from .. import images
-from ..entry_points import recognise, wrapper_of
-from ..model import Launch, Token
-from ..shell_script import Script, launch_start
-from ..shell_words import unwrap
+from ..model import Launch
+from ..shell_script import SHELL_SUFFIXES, Script, found_commands
 
 FORM = "a shell script"
-SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".txt")
 _SHEBANG = re.compile(r"#!\S*\b(ba|da|z|k)?sh\b|#!\S*env\s+(ba|da|z)?sh\b")
 _SBATCH = re.compile(r"^#SBATCH\s+(.*)$", re.M)
 
 
 def recognises(artifact):
-    return artifact.source.lower().endswith(SUFFIXES) or _SHEBANG.match(artifact.text or "") is not None
+    return artifact.source.lower().endswith(SHELL_SUFFIXES) or _SHEBANG.match(artifact.text or "") is not None
 
 
 def read(artifact):
@@ -31,32 +28,19 @@ def read(artifact):
     pins = images.pins_of(text)
     where = os.path.basename(source) if source != "-" else "stdin"
     launches = []
-    for number, words in script.commands(text):
-        start = launch_start(words)
-        if start is None:
-            continue
-        prefix, command = words[:start], words[start:]
-        env = dict(script.environment())
-        for word in prefix:
-            name, eq, value = word.partition("=")
-            if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                env[name] = value
-        tokens = [Token(w, "%s:%d" % (where, number)) for w in command]
-        tokens = unwrap(tokens, env) or tokens
-        argv = [t.text for t in tokens]
-        framework, wrapper = recognise(argv), wrapper_of(argv)
+    for found in found_commands(script, text, lambda number: "%s:%d" % (where, number)):
+        prefix = found.prefix
         image = _image(prefix)
-        release, note = images.release_for(framework, image, pins)
-        gpus = slurm["gpus"] or _visible(env)
-        name = "line %d%s" % (number, " (%s)" % " ".join(prefix[:1]) if prefix and not "=" in prefix[0] else "")
+        release, note = images.release_for(found.framework, image, pins)
+        gpus = slurm["gpus"] or _visible(found.env)
+        name = "line %d%s" % (found.number, " (%s)" % prefix[0] if prefix and "=" not in prefix[0] else "")
         notes = [note] if note else []
-        held = [p for p in script.placeholders if any(p in w for w in argv)]
-        if held:
+        if found.placeholders:
             notes.append("only known when the script runs: %s (a value of each option's own type stands in)"
-                         % ", ".join(held))
-        launches.append(Launch(source=source, name=name, tokens=tokens, env=env, image=image, gpus=gpus,
+                         % ", ".join(found.placeholders))
+        launches.append(Launch(source=source, name=name, tokens=found.tokens, env=found.env, image=image, gpus=gpus,
                                gpu_vendor="nvidia" if gpus else "", release=release, notes=notes,
-                               framework=framework, wrapper=wrapper, placeholders=held))
+                               framework=found.framework, wrapper=found.wrapper, placeholders=found.placeholders))
     return launches
 
 

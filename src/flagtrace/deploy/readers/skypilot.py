@@ -3,20 +3,16 @@
 first), ``num_nodes`` the nodes, ``envs`` the variables, ``setup``'s pins the release (``pip install
 sglang==0.5.9``), and ``run`` is read as a script (deploy/shell_script.py) with the ``SKYPILOT_*`` variables a
 task sees on its first node (``SKYPILOT_NODE_RANK=0``; the node IPs only known at run time)."""
-import re
-
 from .. import images
-from ..entry_points import recognise, wrapper_of
-from ..model import Launch, Token
-from ..shell_script import Script, launch_start
-from ..shell_words import unwrap
+from ..model import Launch
+from ..shell_script import SHELL_SUFFIXES, Script, found_commands
 
 FORM = "a SkyPilot task"
 _TASK_KEYS = ("resources", "setup", "envs", "num_nodes", "workdir", "file_mounts")
 
 
 def recognises(artifact):
-    if artifact.source.lower().endswith((".sh", ".bash", ".txt", ".slurm", ".sbatch")):
+    if artifact.source.lower().endswith(SHELL_SUFFIXES):
         return False
     docs = artifact.documents
     return len(docs) == 1 and isinstance(docs[0], dict) and isinstance(docs[0].get("run"), str) \
@@ -37,28 +33,18 @@ def read(artifact):
     image = image[len("docker:"):] if image.startswith("docker:") else ""
     first = getattr(task["run"], "line", 0)
     launches = []
-    for number, words in script.commands(task["run"]):
-        start = launch_start(words)
-        if start is None:
-            continue
-        prefix, command = words[:start], words[start:]
-        cmd_env = dict(script.environment())
-        cmd_env.update(w.split("=", 1) for w in prefix if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w))
-        line = first + number if first else number
-        tokens = [Token(w, "run (%s:%d)" % (_base(source), line)) for w in command]
-        tokens = unwrap(tokens, cmd_env) or tokens
-        argv = [t.text for t in tokens]
-        framework, wrapper = recognise(argv), wrapper_of(argv)
-        release, note = images.release_for(framework, image, pins)
+    where = lambda number: "run (%s:%d)" % (_base(source), first + number if first else number)  # noqa: E731
+    for found in found_commands(script, task["run"], where):
+        release, note = images.release_for(found.framework, image, pins)
         notes = ([note] if note else []) + (["resources.accelerators: %s x%d per node, the GPU simulated unless --gpu "
                                              "names another" % (gpu_type, per_node)] if gpu_type else [])
-        held = [p for p in script.placeholders if any(p in w for w in argv)]
-        if held:
+        if found.placeholders:
             notes.append("only known when the task runs: %s (a value of each option's own type stands in)"
-                         % ", ".join(held))
-        launches.append(Launch(source=source, name="run line %d" % number, tokens=tokens, env=cmd_env, image=image,
-                               gpus=per_node, gpu_vendor="nvidia" if per_node else "", release=release, notes=notes,
-                               framework=framework, wrapper=wrapper, placeholders=held, gpu_type=gpu_type))
+                         % ", ".join(found.placeholders))
+        launches.append(Launch(source=source, name="run line %d" % found.number, tokens=found.tokens, env=found.env,
+                               image=image, gpus=per_node, gpu_vendor="nvidia" if per_node else "", release=release,
+                               notes=notes, framework=found.framework, wrapper=found.wrapper,
+                               placeholders=found.placeholders, gpu_type=gpu_type))
     return launches
 
 
