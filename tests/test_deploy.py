@@ -262,6 +262,111 @@ wait
     assert origin(launch, "--tp") == "job.slurm:11"
 
 
+def test_a_script_run_without_arguments_keeps_its_defaults(tmp_path):
+    """Issue 38: the arguments a script is run with are unknown: getopts' ``X=$OPTARG`` and an argument loop's
+    ``X="$2"`` leave the default set before them (open-r1's serve_r1_vllm.slurm, tests/deploy_corpus), ``${4:-N}``
+    is N, ``$1`` with no default is a placeholder; ``eval`` runs its words joined; ``bash -lc -- SCRIPT`` (AIBrix's
+    RayClusterFleet) and ``bash -c SCRIPT NAME ARGS`` pass ARGS as ``"$@"``."""
+    script = tmp_path / "serve.sh"
+    script.write_text("""#!/bin/bash
+MODEL="deepseek-ai/DeepSeek-R1"
+TP=8
+while getopts "m:t:" opt; do
+  case $opt in
+    m) MODEL="$OPTARG" ;;
+    t) TP="$OPTARG" ;;
+  esac
+done
+while [[ $# -gt 0 ]]; do case $1 in --tp) TP="$2"; shift 2 ;; esac; done
+DRAFT=$1
+ARGS="--port ${4:-30000}"
+eval "exec vllm serve $MODEL --tensor-parallel-size "$TP" $ARGS --speculative-config.model $DRAFT"
+""")
+    [(_, [launch], _)] = read_paths([str(script)])
+    assert launch.argv == ["vllm", "serve", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size", "8", "--port",
+                           "30000", "--speculative-config.model", "$DRAFT"]
+    assert launch.placeholders == ["$DRAFT"] and origin(launch, "--port") == "serve.sh:13"
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("""apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+    - name: head
+      image: vllm/vllm-openai:v0.11.2
+      command: ["/bin/bash", "-lc", "--"]
+      args: ["ulimit -n 65536; ray start --head; vllm serve Qwen/Qwen2.5-7B --tensor-parallel-size 2"]
+    - name: with-args
+      image: vllm/vllm-openai:v0.11.2
+      command: ["/bin/bash", "-c", 'exec vllm serve /mnt/models --port 8000 "$@"', "--"]
+      args: ["--max-model-len", "8192"]
+""")
+    head, with_args = read_paths([str(pod)])[0].launches
+    assert head.argv == ["vllm", "serve", "Qwen/Qwen2.5-7B", "--tensor-parallel-size", "2"]
+    assert origin(head, "--tensor-parallel-size") == "args (pod.yaml:9), line 1 of the script"
+    assert with_args.argv == ["vllm", "serve", "/mnt/models", "--port", "8000", "--max-model-len", "8192"]
+
+
+CORPUS = os.path.join(ROOT, "tests", "deploy_corpus")
+
+
+def corpus(name):
+    [read] = read_paths([os.path.join(CORPUS, name)])
+    return read.launches
+
+
+def test_a_role_based_group_role_is_its_template_with_its_patch_and_rbg_variables():
+    """Issue 38: RoleBasedGroup (sgl-project/rbg examples, tests/deploy_corpus/rbg): a role's ``templateRef`` is the
+    roleTemplates entry with its patch laid over it (the image from the template, the command from the patch), a
+    leader-worker role is its leader and first worker with RBG_LWP_* injected, roleTemplates are no pods."""
+    prefill, decode = corpus("rbg/vllm-pd-disagg-mooncake-te.yaml")
+    assert prefill.name == "RoleBasedGroup/vllm-pd-with-mooncake-te roles prefill container vllm"
+    assert prefill.image == "vllm/vllm-openai:latest" and prefill.gpus == 1 and prefill.env["RBG_ROLE_NAME"] == "prefill"
+    assert prefill.argv[:3] == ["vllm", "serve", "Qwen/Qwen3-0.6B"] and prefill.argv[-1] == \
+        '{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"}'
+    assert "kv_consumer" in decode.argv[-1] and origin(prefill, "--kv-transfer-config").startswith(
+        "args (vllm-pd-disagg-mooncake-te.yaml:")
+    leader, worker = corpus("rbg/sglang-agg-leader-worker.yaml")
+    assert leader.argv[-6:] == ["--dist-init-addr", "<the leader's address>:6379", "--nnodes", "2", "--node-rank", "0"]
+    assert worker.argv[-1] == "1" and worker.name.endswith("backend worker container sglang")
+    assert "RBG_LWP_WORKER_INDEX taken as 1" in worker.notes[-1] and leader.placeholders == ["<the leader's address>:6379"]
+
+
+def test_a_ray_serve_llm_engine_is_its_engine_kwargs_as_flags():
+    """Issue 38: a KubeRay RayService running Ray Serve LLM (ray-project/kuberay's sample): each llm_configs entry
+    is a vLLM engine; Ray sets the model (model_source), served_model_name (model_id) and the ray executor;
+    engine_kwargs are the flags of the same names; the vLLM release is the one ray 2.52's ray[llm] requires."""
+    [engine] = corpus("kuberay/rayservice-ray-serve-llm-deepseek-r1.yaml")
+    assert engine.argv[:5] == ["vllm", "serve", "deepseek-ai/DeepSeek-R1", "--served-model-name", "deepseek"]
+    assert engine.argv[5:9] == ["--tensor-parallel-size", "8", "--pipeline-parallel-size", "2"]
+    assert "--enable-prefix-caching" in engine.argv and engine.argv[-2:] == ["--distributed-executor-backend", "ray"]
+    assert engine.gpus == 16 and engine.gpu_type == "H100" and engine.env == {"VLLM_USE_V1": "1"}
+    assert engine.release == "vllm==0.11.0" and "the lowest release ray 2.52.0 accepts" in engine.notes[1]
+    assert origin(engine, "--max-num-seqs") == "engine_kwargs.max_num_seqs (rayservice-ray-serve-llm-deepseek-r1.yaml:26)"
+    [fleet] = corpus("aibrix/rayclusterfleet-vllm-qwen-coder-7b.yaml")  # bash -lc -- "...; vllm serve ..."
+    assert fleet.argv[:3] == ["vllm", "serve", "Qwen/Qwen2.5-Coder-7B-Instruct"] and fleet.release == "vllm==0.7.1"
+
+
+def test_a_kserve_llm_inference_service_runs_the_config_kserve_chooses():
+    """Issue 38: KServe's LLMInferenceService (kserve/kserve's DeepSeek-R1 DP+EP sample) has no command: the
+    controller lays it over kserve-config-llm-worker-data-parallel (bundled), renders the Go templates with the
+    service (parallelism, model name), runs it as a LeaderWorkerSet; the script's eval puts VLLM_ADDITIONAL_ARGS
+    last; the worker's start rank is its LWS index times dataLocal."""
+    leader, worker = corpus("kserve/llmisvc-deepseek-r1-dp-ep-deepep-ht.yaml")
+    assert leader.image == "ghcr.io/llm-d/llm-d-cuda:v0.9.0" and leader.gpus == 8
+    argv = leader.argv
+    assert argv[:5] == ["vllm", "serve", "/mnt/models", "--served-model-name", "deepseek-ai/DeepSeek-R1-0528"]
+    assert argv[argv.index("--data-parallel-size") + 1] == "32" and "--enable-expert-parallel" in argv
+    assert argv[argv.index("--data-parallel-start-rank") + 1] == "0" and "--headless" not in argv
+    assert argv[-5:] == ["--gpu-memory-utilization", "0.95", "--max-model-len", "8192", "--enforce-eager"]
+    assert worker.argv[worker.argv.index("--data-parallel-start-rank") + 1] == "8" and "--headless" in worker.argv
+    assert leader.model_configs == ["/mnt/models=deepseek-ai/DeepSeek-R1-0528"]
+    assert "kserve-config-llm-worker-data-parallel" in leader.notes[0]
+    assert origin(leader, "--enforce-eager").endswith("of the script")
+    [alone] = corpus("kserve/kserve-config-llm-template.yaml")  # a shipped config alone: what no service gives
+    assert "$(.Spec.Model.Name)" in alone.placeholders
+
+
 def test_an_undefined_variable_is_one_line_exit_64(tmp_path):
     path = tmp_path / "pod.yaml"
     path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: s\n"

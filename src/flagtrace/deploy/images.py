@@ -65,6 +65,9 @@ def release_of(image):
     from ..core.pinlib import shipped
 
     name, table = family(image)
+    bundled = _bundled(image, name)
+    if bundled:
+        return bundled
     if table is None or table.get("derived"):
         return _guess(image, name)
     framework, tag = table["framework"], tag_of(image)
@@ -75,6 +78,25 @@ def release_of(image):
     return ("%s==%s" % (framework, newest),
             "%s:%s names no release; taken as %s %s, the newest flagtrace knows (give --release to choose)"
             % (name, tag, framework, newest))
+
+
+def _bundled(image, repo):
+    """(NAME==VERSION, note) for an image of another project that holds a framework (data/images.toml
+    ``bundle``: rayproject/ray-llm:2.52.0 -> the vLLM ray 2.52 requires), or None."""
+    for name, table in _data().get("bundle", {}).items():
+        if repo == name or repo.endswith("/" + name):
+            m = _VERSION_IN_TAG.search(tag_of(image))
+            version = m and table["versions"].get(".".join(m.group(1).split(".")[:2]))
+            if not version:
+                return "", ("%s: its tag names no %s release flagtrace maps to %s; give --release %s==VERSION"
+                            % (image, table["by"], table["framework"], table["framework"]))
+            from ..core.pinlib import vkey
+
+            exact = vkey(m.group(1)) >= vkey(table["exact_since"])
+            return ("%s==%s" % (table["framework"], version), "%s: %s %s, %s %s %s (give --release to choose)" % (
+                image, table["framework"], version, "the release" if exact else "the lowest release", table["by"],
+                m.group(1) + (" pins" if exact else " accepts; the image's own lock may hold a newer one")))
+    return None
 
 
 _VERSION_IN_TAG = re.compile(r"(?<![\d.])v?(\d+\.\d+\.\d+(?:\.post\d+)?)(?![\d])")

@@ -28,6 +28,7 @@ class Launch:
     wrapper: str = ""  # a wrapper entry point that is not supported (what it is, in words)
     problem: str = ""  # why this command cannot be run as the manifest has it (one line), or ""
     placeholders: list = dataclasses.field(default_factory=list)  # words only known at run time ("$PORT")
+    model_configs: list = dataclasses.field(default_factory=list)  # --model-config values the file implies ("DIR=ID")
 
     @property
     def argv(self):

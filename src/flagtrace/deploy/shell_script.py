@@ -14,26 +14,30 @@ import collections
 
 from .entry_points import recognise, wrapper_of
 from .model import Token
-from .shell_words import unwrap
+from .shell_words import SHELLS, script_of
 
 SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".txt")  # files read as shell text, never as YAML
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _ASSIGN = re.compile(r"^(%s)(\[[^\]]*\])?(\+?)=(.*)$" % _NAME, re.S)
-_PARAM = re.compile(r"\$\{(#?)(%s)(\[[@*]\])?(?:(:?[-=+?])((?:[^{}]|\{[^{}]*\})*))?\}|\$(%s)|\$\(\((.*?)\)\)|\$\(([^()]*)\)"
-                    % (_NAME, _NAME))
+_PARAMETER = r"%s|\d+|[@*#]" % _NAME  # a variable, a positional parameter, $@ / $* / $#
+_PARAM = re.compile(r"\$\{(#?)(%s)(\[[@*]\])?(?:(:?[-=+?])((?:[^{}]|\{[^{}]*\})*))?\}|\$(%s|\d|[@*#])|\$\(\((.*?)\)\)"
+                    r"|\$\(([^()]*)\)" % (_PARAMETER, _NAME))
+_ARGUMENT = re.compile(r"\$\{?(OPTARG|\d+|[@*])")  # what the script was given when it was run
 _DECLARE = ("export", "local", "declare", "readonly", "typeset")
 _SKIP = ("echo", "printf", "cat", "tee", "logger", ":")  # commands whose words are text, not a launch
 _REDIRECT = re.compile(r"^\d*(>>?|<<?|&>>?|>&|<&)$")
 _REDIRECT_GLUED = re.compile(r"^\d*(>>?|<|&>>?)\S+$")
+_PLACEHOLDER = re.compile(r"<[^<>\n]*>")  # what only the cluster knows (kubelet_env.py): a word, never a redirection
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(%s)['\"]?" % _NAME)
 
 
 class Script:
     """One script's state while it is read: its variables, arrays and what is only known at run time."""
 
-    def __init__(self, env=None):
+    def __init__(self, env=None, arguments=()):
         self.env = dict(env or {})
+        self.arguments = list(arguments)  # $1, $2, ... ($0 is not one): a script file is read as run with none
         self.exported = set(env or {})  # what the script's commands inherit
         self.arrays = {}
         self.runtime = set()  # variables set from what only the run knows ($(hostname), an unset variable)
@@ -50,11 +54,13 @@ class Script:
             if command is not None:
                 return self._unknown(m.group(0))
             name = name or plain
+            if name in ("@", "*"):
+                return " ".join(self.arguments)
             if index:
                 return " ".join(self.arrays.get(name, [])) if name in self.arrays else self._unknown(m.group(0))
             if name in self.runtime:
                 return self._unknown("$" + name)
-            value = self.env.get(name)
+            value = self._value(name)
             if length:
                 return str(len(value)) if value is not None else self._unknown(m.group(0))
             unset = value is None or (op or "").startswith(":") and value == ""
@@ -70,8 +76,18 @@ class Script:
             return value if value is not None else self._unknown(m.group(0))
         return _PARAM.sub(one, word)
 
+    def _value(self, name):
+        if name == "#":
+            return str(len(self.arguments))
+        if name.isdigit():
+            number = int(name)
+            return self.arguments[number - 1] if 0 < number <= len(self.arguments) else None
+        return self.env.get(name)
+
     def words(self, word):
-        """A word as the command gets it: ``${A[@]}`` alone is the array's words."""
+        """A word as the command gets it: ``${A[@]}`` alone is the array's words, ``"$@"`` the arguments'."""
+        if word in ("$@", "${@}"):
+            return list(self.arguments)
         m = re.fullmatch(r"\$\{(%s)\[[@*]\]\}" % _NAME, word)
         if m and m.group(1) in self.arrays:
             return list(self.arrays[m.group(1)])
@@ -79,6 +95,7 @@ class Script:
 
     def arithmetic(self, expr):
         """``$((expr))`` over integers the script knows, or None."""
+        expr = re.sub(r"\$\{[^{}]*\}", lambda m: self.expand(m.group(0)), expr)  # ${X:-0} as bash expands it
         text = re.sub(r"\$?\{?(%s)\}?" % _NAME, lambda m: self.env.get(m.group(1), "x"), expr)
         if not re.fullmatch(r"[\d\s+\-*/%()]*", text) or not text.strip() or "**" in text:
             return None
@@ -112,6 +129,8 @@ class Script:
             if value.startswith("(") and value.endswith(")"):
                 items = [w for item in _split(value[1:-1]) for w in self.words(item)]
                 self.arrays[name] = (self.arrays.get(name, []) if append else []) + items
+            elif not index and self.env.get(name) and _ARGUMENT.search(value) and not self.arguments:
+                continue  # getopts' ``X=$OPTARG``, ``X=$2`` in an argument loop: run with no options, the default stays
             elif not index:
                 known = len(self.placeholders)
                 value = (self.env.get(name, "") if append else "") + self.expand(value)
@@ -135,13 +154,17 @@ class Script:
             out = []
             for word in raw:
                 out += self.words(word)
+            if out[:1] == ["eval"]:  # its arguments joined are the command bash runs
+                text = _PLACEHOLDER.sub(lambda m: shlex.quote(m.group(0)), " ".join(out[1:]))  # one word, as it was
+                for _, words in self.commands(text):
+                    yield number, words
+                continue
             yield number, out
 
 
 # Programs that run the command they are given (their own options first): the framework command may follow them.
 LAUNCHERS = ("srun", "mpirun", "mpiexec", "nohup", "exec", "env", "time", "numactl", "taskset", "stdbuf", "timeout",
              "ray", "torchrun", "sudo", "nice", "ionice", "setsid", "chrt", "uv", "apptainer", "singularity")
-SHELLS = ("sh", "bash", "dash", "zsh")
 
 
 Found = collections.namedtuple("Found", "number prefix tokens env framework wrapper placeholders")
@@ -159,10 +182,26 @@ def found_commands(script, text, origin):
         env = dict(script.environment())
         env.update(w.split("=", 1) for w in prefix if re.match(r"^%s=" % _NAME, w))
         tokens = [Token(w, origin(number)) for w in command]
-        tokens = unwrap(tokens, env) or tokens
+        inner = unwrap(tokens, env)
+        held = list(inner.placeholders) if inner else []
+        tokens = inner.tokens if inner else tokens
         argv = [t.text for t in tokens]
-        yield Found(number, prefix, tokens, env, recognise(argv), wrapper_of(argv),
-                    [p for p in script.placeholders if any(p in w for w in argv)])
+        held += [p for p in script.placeholders if any(p in w for w in argv) and p not in held]
+        yield Found(number, prefix, tokens, env, recognise(argv), wrapper_of(argv), held)
+
+
+def unwrap(tokens, env):
+    """The framework (or wrapper) command ``SHELL [-opts] -c SCRIPT [NAME ARG...]`` runs, read as a script whose
+    arguments are the words after NAME: its Found (each token's origin the script's line), or None when the
+    tokens are not such a shell or its script runs no framework."""
+    script, rest = script_of(tokens)
+    if script is None:
+        return None
+    state = Script(env, arguments=[t.text for t in rest[1:]])
+    for found in found_commands(state, script.text, lambda n: "%s, line %d of the script" % (script.origin, n)):
+        if found.framework or found.wrapper:
+            return found
+    return None
 
 
 def launch_start(words):
@@ -281,7 +320,7 @@ def _clean(words):
         if _REDIRECT.match(word):
             skip = True
             continue
-        if _REDIRECT_GLUED.match(word):
+        if _REDIRECT_GLUED.match(word) and not _PLACEHOLDER.fullmatch(word):
             continue
         out.append(word)
     while out and (out[0] in _KEYWORDS or out[0] in ("[", "[[", "test")):

@@ -3,6 +3,7 @@ run in the release its image tag names, with the container's environment and GPU
 over several commands (files, folders, a multi-document stream) is a CI gate: every command explained,
 those sharing a release and GPU in one import (the variant engine), one row each, a non-zero exit when
 any was refused, raised, or (with --strict) had an explicit request overridden."""
+import dataclasses
 import json
 import os
 
@@ -88,6 +89,9 @@ def take(opts, launch, err):
         opts.gpu = gpu_spec(launch, opts.gpu)
     elif getattr(opts, "gpu", None) and len(opts.gpu) == 1:  # diff/matrix: a list of sides
         opts.gpu = [gpu_spec(launch, opts.gpu[0])]
+    if launch.model_configs:  # what the file says a path holds (KServe's /mnt/models); --model-config wins
+        given = list(getattr(opts, "model_config", None) or [])
+        opts.model_config = list(launch.model_configs) + given
     export_environment(launch)
     return launch, command
 
@@ -198,7 +202,9 @@ def resolve_all(opts, items, asked, err, twice=False):
                 if key not in groups:
                     groups[key] = (whatif.plan(command, asked, "check -f DIR"), gpu, [])
                     keys.append(key)
-                args, models = groups[key][0].adapter.substitute_models(list(target.args), asked)
+                implied = dataclasses.replace(asked, model_config=list(launch.model_configs) + list(
+                    asked.model_config or [])) if launch.model_configs else asked
+                args, models = groups[key][0].adapter.substitute_models(list(target.args), implied)
                 variants = groups[key][2]
                 slot = (key, len(variants))
                 for label in [launch.describe()] + [launch.describe() + " (again)"] * twice:

@@ -7,8 +7,7 @@ import shlex
 from .. import images
 from ..docker_launch import framework_launch
 from ..model import Token
-from ..shell_script import Script
-from ..shell_words import unwrap
+from ..shell_script import Script, unwrap
 
 
 FORM = "a compose file"
@@ -39,7 +38,8 @@ def read(artifact):
         else:
             tokens = [Token(w, "entrypoint (%s)" % where) for w in entry]
         tokens += [Token(w, "command (%s, %s)" % (where, _line(source, spec.get("command")))) for w in command or []]
-        tokens = unwrap(tokens, env) or tokens
+        inner = unwrap(tokens, env)
+        tokens = inner.tokens if inner else tokens
         devices = (((spec.get("deploy") or {}).get("resources") or {}).get("reservations") or {}).get("devices") or []
         gpus = 0
         for device in devices:
@@ -50,7 +50,8 @@ def read(artifact):
                 gpus += len(device["device_ids"])
         launch = framework_launch(source, "service %s" % service, tokens, env, image, gpus, release, note)
         if launch is not None:
-            launch.placeholders = [p for p in project.placeholders if any(p in t.text for t in tokens)]
+            launch.placeholders = [p for p in project.placeholders if any(p in t.text for t in tokens)] \
+                + [p for p in (inner.placeholders if inner else []) if p not in project.placeholders]
             if launch.placeholders:
                 launch.notes.append("not set in the project's .env: %s (a value of each option's own type stands in)"
                                     % ", ".join(launch.placeholders))

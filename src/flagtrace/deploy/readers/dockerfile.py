@@ -9,9 +9,8 @@ import shlex
 
 from .. import images
 from ..entry_points import recognise, wrapper_of
-from ..model import Launch, Token
-from ..shell_script import Script
-from ..shell_words import unwrap
+from ..model import Launch, Token, unreadable
+from ..shell_script import Script, unwrap
 
 FORM = "a Dockerfile"
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\s+(.*)$")
@@ -42,14 +41,20 @@ def read(artifact):
             stage["lines"][keyword.lower()] = number
     tokens = [Token(w, "ENTRYPOINT (%s:%d)" % (where, stage["lines"]["entrypoint"])) for w in stage["entrypoint"] or []]
     tokens += [Token(w, "CMD (%s:%d)" % (where, stage["lines"]["cmd"])) for w in stage["cmd"] or []]
-    tokens = unwrap(tokens, stage["env"]) or tokens
+    inner = unwrap(tokens, stage["env"])
+    tokens = inner.tokens if inner else tokens
     argv = [t.text for t in tokens]
     framework, wrapper = recognise(argv), wrapper_of(argv)
     if not framework and not wrapper:
         return []
     release, note = images.release_for(framework, stage["image"], images.pins_of(artifact.text))
+    if framework and stage["entrypoint"] and not stage["cmd"]:  # ENTRYPOINT ["vllm", "serve"]: the args come later
+        return [unreadable(source, "the image's command", "-f %s:%d: the image's ENTRYPOINT (%s) takes its arguments "
+                           "where the image runs (docker run IMAGE ARGS, a pod's args, a compose command); give that "
+                           "file to -f" % (source, stage["lines"]["entrypoint"], " ".join(argv)))]
     return [Launch(source=source, name="the image's command", tokens=tokens, env=stage["env"], image=stage["image"],
-                   release=release, notes=[note] if note else [], framework=framework, wrapper=wrapper)]
+                   release=release, notes=[note] if note else [], framework=framework, wrapper=wrapper,
+                   placeholders=list(inner.placeholders) if inner else [])]
 
 
 def _copy(stage):

@@ -2,22 +2,22 @@
 containers of every pod template (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
 LeaderWorkerSet leader and worker, KServe InferenceService predictor and ServingRuntime, a List of them), each
 container's command and args with ``$(VAR)`` expanded from its env as the kubelet does (kubelet_env.py), the
-GPU count from resources.limits, and a ``bash -c`` script's framework command (shell_words.py)."""
+GPU count from resources.limits, and a ``bash -c`` script's framework command (shell_script.py)."""
 import os
 import re
 
-from .. import images
+from .. import images, operator_objects, ray_serve_llm
 from ..entry_points import recognise, wrapper_of
 from ..kubelet_env import container_env, expand, injected
 from ..model import Launch, Token, unreadable
-from ..shell_script import SHELL_SUFFIXES
+from ..shell_script import SHELL_SUFFIXES, unwrap
 from ..yaml_lines import BadDocument
-from ..shell_words import unwrap
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
 _VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _PLACEHOLDER = re.compile(r"<[^<>]+>")  # what only the cluster knows (kubelet_env.py)
-_QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate")  # path keys that say nothing
+_INDEX_VARIABLES = ("LWS_WORKER_INDEX", "RBG_LWP_WORKER_INDEX")  # a pod's index in its group, set per pod
+_QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate", "pod")  # path keys that say nothing
 
 
 FORM = "Kubernetes objects"
@@ -40,6 +40,11 @@ def read(artifact):
             launches.append(unreadable(source, "document %d" % number, "-f %s: document %d is not a mapping (%s)"
                                        % (source, number, type(doc).__name__)))
             continue
+        launches += ray_serve_llm.launches(doc, source)
+        if doc.get("kind") == "LLMInferenceServiceConfig" and any(
+                isinstance(d, dict) and d.get("kind") == "LLMInferenceService" for d in artifact.documents):
+            continue  # read under the service that names it
+        doc = operator_objects.expand(doc, artifact.documents)
         from_controller = injected(doc)
         for name, pod in _templates(doc):
             index = _pod_index(doc, name)
@@ -47,19 +52,25 @@ def read(artifact):
                 else from_controller
             for container in list(pod.get("initContainers") or []) + list(pod.get("containers") or []):
                 launch = _container(source, name, container, given, index)
-                if launch is not None and index[0] != "0" and any("$(LWS_WORKER_INDEX) from env" in t.origin
-                                                                   for t in launch.tokens) \
-                        and "LWS_WORKER_INDEX" not in {e.get("name") for e in container.get("env") or []}:
-                    launch.notes.append("LWS_WORKER_INDEX taken as %s: %s" % index)
+                for variable in _INDEX_VARIABLES:
+                    if launch is not None and index[0] != "0" and launch.env.get(variable) == index[0] \
+                            and any("$(%s) from env" % variable in t.origin for t in launch.tokens):
+                        launch.notes.append("%s taken as %s: %s" % ((variable,) + index))
                 if launch is not None:
+                    said = doc.get(operator_objects.OPERATOR) or {}
+                    launch.notes += said.get("notes", [])
+                    launch.model_configs += said.get("model_configs", [])
+                    launch.problem = launch.problem or said.get("problem", "")
                     launches.append(launch)
     return launches
 
 
 def _pod_index(obj, name):
-    """The index a pod of this template has in its set or group, as (value, why): a LeaderWorkerSet's worker
-    template runs indices 1 to size-1 (the first worker: 1); any other pod is taken as the first (0)."""
-    if obj.get("kind") == "LeaderWorkerSet" and name.split()[-1:] == ["worker"]:
+    """The index a pod of this template has in its set or group, as (value, why): a LeaderWorkerSet's (or a
+    RoleBasedGroup leader-worker role's) worker template runs indices 1 to size-1 (the first worker: 1); any other
+    pod is taken as the first (0)."""
+    if obj.get("kind") in ("LeaderWorkerSet", "RoleBasedGroup", "LLMInferenceService") \
+            and name.split()[-1:] == ["worker"]:
         return "1", "the first worker of its group (each worker pod has its own index, 1 to size-1)"
     return "0", "the first pod"
 
@@ -135,7 +146,8 @@ def _container(source, owner, container, from_controller, index=("0", "the first
             if used:
                 origin += ", $(%s) from env" % ", ".join(used)
             tokens.append(Token(text, origin))
-    tokens = unwrap(tokens, env) or tokens
+    inner = unwrap(tokens, env)
+    tokens = inner.tokens if inner else tokens
     framework = recognise([t.text for t in tokens])
     wrapper = wrapper_of([t.text for t in tokens]) or images.wrapper_image(image, container)
     if not framework and not wrapper:
@@ -151,7 +163,7 @@ def _container(source, owner, container, from_controller, index=("0", "the first
     name = "%s container %s" % (owner, container.get("name", "?"))
     problem = ("%s: %s: the container's env does not define %s (Kubernetes passes it on as typed); add it to env:"
                % (source, name, ", ".join(undefined))) if undefined else ""
-    held = [t.text for t in tokens if _PLACEHOLDER.fullmatch(t.text)]
+    held = [t.text for t in tokens if _PLACEHOLDER.search(t.text)] + list(inner.placeholders if inner else [])
     return Launch(source=source, name=name, tokens=tokens, env=env, image=image, gpus=gpus, gpu_vendor=vendor,
                   release=release, notes=notes, framework=framework, wrapper=wrapper, problem=problem,
                   placeholders=list(dict.fromkeys(held)))

@@ -1,0 +1,259 @@
+"""An operator's own object made into the pod templates its controller creates from it, with what the
+controller injects, so that the Kubernetes reader reads them as any pod template:
+
+- RoleBasedGroup (sgl-project/rbg, workloads.x-k8s.io): each role's template (``templateRef`` to a
+  ``roleTemplates`` entry with its ``patch`` laid over it), a ``leaderWorkerPattern`` role as its leader and its
+  first worker (``leaderTemplatePatch`` / ``workerTemplatePatch``), and the RBG_* variables the controller puts
+  first in every container's env (api/workloads/constants/env.go at 4acd5a79: RBG_GROUP_NAME, RBG_ROLE_NAME,
+  RBG_ROLE_INDEX; RBG_LWP_LEADER_ADDRESS, RBG_LWP_GROUP_SIZE, RBG_LWP_WORKER_INDEX for leader-worker roles).
+
+- KServe LLMInferenceService (serving.kserve.io): the LLMInferenceServiceConfigs KServe's controller chooses for
+  it (the ones KServe ships, bundled in data/kserve/ from kserve/kserve at aaac4e29, or one given in the same
+  file), then its ``baseRefs``, then its own spec, each laid over the one before (config_merge.go
+  combineBaseRefsConfig / mergeSpecs); the configs' Go templates rendered with the service (``.Spec`` is the
+  service's own spec); a worker makes a LeaderWorkerSet, whose LWS_* variables are injected. An
+  LLMInferenceServiceConfig with no service beside it is read as it is, its templates rendered with what no
+  service gives (printed ``$(.Spec.Model.Name)``: a placeholder).
+
+Any other object is returned as it is."""
+import glob
+import json
+import math
+import os
+import re
+
+from .go_template import TemplateError, render
+from .strategic_merge import merge
+from .yaml_lines import load_documents
+
+KSERVE_CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "kserve")
+KSERVE_COMMIT = "aaac4e294dae2c7b1aa1886447793f3aa1c30912"
+
+OPERATOR = "x-flagtrace-operator"  # what expand() says of the pods it made: notes, model configs, a problem
+LEADER_ADDRESS = "<the leader's address>"  # only the cluster knows it (a placeholder, never parsed as real)
+
+
+def expand(obj, siblings=()):
+    """``obj`` as the pods its controller makes; ``siblings``: the other documents of the file (the configs an
+    LLMInferenceService names)."""
+    kind = obj.get("kind")
+    if kind == "RoleBasedGroup":
+        return _role_based_group(obj)
+    if kind == "LLMInferenceService":
+        return _llm_inference_service(obj, siblings)
+    if kind == "LLMInferenceServiceConfig":  # alone: a shipped one as it is; one of the user's as a service would be
+        name = (obj.get("metadata") or {}).get("name")
+        return _render(obj, None) if name in kserve_configs() else _llm_inference_service(obj, siblings)
+    return obj
+
+
+def _role_based_group(obj):
+    spec = obj.get("spec") or {}
+    shared = {t.get("name"): t.get("template") or {} for t in spec.get("roleTemplates") or [] if isinstance(t, dict)}
+    group = (obj.get("metadata") or {}).get("name", "")
+    roles = []
+    for role in spec.get("roles") or []:
+        if not isinstance(role, dict):
+            continue
+        name = role.get("name", "?")
+        base = {"RBG_GROUP_NAME": group, "RBG_ROLE_NAME": name, "RBG_ROLE_INDEX": "0"}
+        out = {"name": name}
+        standalone, pair = role.get("standalonePattern"), role.get("leaderWorkerPattern")
+        if isinstance(standalone, dict):
+            out["pod"] = _with_env(_template(standalone, shared), base)
+        elif isinstance(pair, dict):
+            template = _template(pair, shared)
+            for member, index in (("leader", "0"), ("worker", "1")):
+                env = dict(base, RBG_LWP_LEADER_ADDRESS=LEADER_ADDRESS, RBG_LWP_GROUP_SIZE=str(pair.get("size", 1)),
+                           RBG_LWP_WORKER_INDEX=index)
+                out[member] = _with_env(merge(template, pair.get(member + "TemplatePatch") or {}), env)
+        else:  # the role's own template (v1alpha1: role.template)
+            out["pod"] = _with_env(_template(role, shared), base)
+        roles.append(out)
+    return dict(obj, spec={"roles": roles})
+
+
+def _template(pattern, shared):
+    """A pattern's pod template: its own, or the roleTemplates entry it names with its patch laid over it."""
+    ref = pattern.get("templateRef")
+    if isinstance(ref, dict):
+        return merge(shared.get(ref.get("name"), {}), ref.get("patch") or {})
+    return pattern.get("template") or {}
+
+
+def _with_env(template, env):
+    """The template with ``env`` first in every container's env: the controller's variables before the user's,
+    and over a user's variable of the same name (the controller's env merge: pkg/utils/env.go's tests)."""
+    spec = template.get("spec") or {}
+    containers = []
+    for container in spec.get("containers") or []:
+        own = [e for e in container.get("env") or [] if isinstance(e, dict) and e.get("name") not in env]
+        containers.append(dict(container, env=[{"name": k, "value": v} for k, v in env.items()] + own))
+    return dict(template, spec=dict(spec, containers=containers))
+
+
+# ------------------------------------------------------------------ KServe LLMInferenceService
+def kserve_configs():
+    """{name: the LLMInferenceServiceConfig} KServe ships (data/kserve/)."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(KSERVE_CONFIGS, "*.yaml"))):
+        with open(path, encoding="utf-8") as fh:
+            for doc in load_documents(fh.read(), path):
+                if isinstance(doc, dict):
+                    out[(doc.get("metadata") or {}).get("name")] = doc
+    return out
+
+
+def _chosen_configs(spec):
+    """The configs KServe's controller lays under a service (config_merge.go combineBaseRefsConfig)."""
+    def parallel(part):
+        p = (part or {}).get("parallelism") or {}
+        return "data-parallel" if (p.get("data") or 0) > 0 or (p.get("dataLocal") or 0) > 0 else \
+            "pipeline-parallel" if (p.get("pipeline") or 0) > 0 else None
+    names = []
+    prefill = spec.get("prefill")
+    sides = [("prefill-", prefill), ("decode-", spec)] if isinstance(prefill, dict) else [("", spec)]
+    for prefix, part in sides:
+        if part.get("worker") is None:
+            names.append("kserve-config-llm-%stemplate" % prefix)
+        elif parallel(part):
+            names.append("kserve-config-llm-%sworker-%s" % (prefix, parallel(part)))
+    return names
+
+
+def _llm_inference_service(obj, siblings):
+    spec = obj.get("spec") or {}
+    given = {(d.get("metadata") or {}).get("name"): d for d in siblings
+             if isinstance(d, dict) and d.get("kind") == "LLMInferenceServiceConfig"}
+    shipped = kserve_configs()
+    merged, missing = {}, []
+    refs = _chosen_configs(spec) + [r.get("name") for r in spec.get("baseRefs") or [] if isinstance(r, dict)]
+    for name in refs:
+        config = given.get(name) or shipped.get(name)
+        if config is None:
+            missing.append(name)
+            continue
+        merged = merge(merged, config.get("spec") or {})
+    merged = merge(merged, {k: v for k, v in spec.items() if k != "baseRefs"})
+    out = _render(dict(obj, spec=merged), obj)
+    used = [n for n in refs if n not in missing]
+    notes = ["the command of KServe's %s (shipped configs bundled from kserve/kserve at %s), the service's spec laid "
+             "over it; flags the config's script adds by the vLLM version it finds at run time are taken for the "
+             "newest" % (" + ".join(used), KSERVE_COMMIT[:8])]
+    model = spec.get("model") or {}
+    uri = str(model.get("uri") or "")
+    configs = []
+    if uri.startswith("hf://"):
+        configs = ["/mnt/models=" + uri[len("hf://"):]]
+        notes.append("/mnt/models holds %s (spec.model.uri): its config.json stands for it" % uri)
+    elif "/" in str(model.get("name") or ""):
+        configs = ["/mnt/models=%s" % model["name"]]
+        notes.append("/mnt/models holds %s (spec.model.uri); taken as the model spec.model.name names, %s "
+                     "(give --model-config /mnt/models=ID|DIR to choose)" % (uri or "the model", model["name"]))
+    problem = ("LLMInferenceService/%s names %s, which is neither in the file nor one KServe ships; give it with -f "
+               "in the same file" % ((obj.get("metadata") or {}).get("name"), ", ".join(missing))) if missing else ""
+    out[OPERATOR] = {"notes": notes, "model_configs": configs, "problem": problem}
+    return out
+
+
+def _render(obj, service):
+    """Every string of ``obj`` with KServe's Go templates rendered for ``service`` (None: a config alone)."""
+    user = (service or {}).get("spec") or {}
+    meta = dict((service or obj).get("metadata") or {})
+    meta.setdefault("namespace", "default")  # where kubectl applies an object that names none
+    model = dict(user.get("model") or {})
+    model.setdefault("name", meta.get("name"))  # the defaulting webhook: the service's name
+    context = {"Spec": dict(user, model=model) if service else None, "ObjectMeta": meta if service else None,
+               "GlobalConfig": {"enableTLS": False, "systemNamespace": "kserve"}}
+
+    def lookup(path):
+        value = context
+        for part in path:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(_json_name(part))
+        return value
+
+    functions = {"ChildName": lambda parent, suffix: "%s%s" % (parent or _missing(["ObjectMeta", "Name"]), suffix),
+                 "shutdownTimeout": _shutdown_timeout, "kvTransferConfig": _kv_transfer_config}
+
+    def walk(node):
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if isinstance(node, str) and "{{" in node:
+            try:
+                text = render(node, lookup, functions, _missing)
+            except TemplateError:
+                return node
+            return _same_line(text, node)
+        return node
+    out = walk(dict(obj, spec=obj.get("spec") or {}))
+    if service and (out["spec"].get("worker") or (out["spec"].get("prefill") or {}).get("worker")):
+        _lws_env(out["spec"], user)
+        _lws_env(out["spec"].get("prefill") or {}, user.get("prefill") or {})
+    return out
+
+
+def _missing(path):
+    """What no service gives, as a command substitution: a script keeps it as a placeholder (shell_script.py), and
+    unlike ``<...>`` it is no redirection when the config's ``eval`` reads it again."""
+    return "$(.%s)" % ".".join(path)
+
+
+_GO_NAMES = {"ObjectMeta": "metadata", "KVCacheOffloading": "kvCacheOffloading", "DataRPCPort": "dataRPCPort",
+             "EnableTLS": "enableTLS"}
+
+
+def _json_name(field):
+    return field if field in ("Spec", "ObjectMeta", "GlobalConfig") else _GO_NAMES.get(field) or field[:1].lower() + field[1:]
+
+
+def _same_line(text, original):
+    line = getattr(original, "line", 0)
+    if not line:
+        return text
+    out = type(original)(text)
+    out.line = line
+    return out
+
+
+def _shutdown_timeout(podspec, pre_stop):
+    grace = (podspec or {}).get("terminationGracePeriodSeconds") if isinstance(podspec, dict) else None
+    grace = 60 if grace is None else int(grace)
+    return max(0, grace - int(pre_stop) - min(5, grace))
+
+
+def _kv_transfer_config(kv):
+    if not isinstance(kv, dict):
+        return ""
+    extra = {"spec_name": "TieringOffloadingSpec", "cpu_bytes_to_use": _bytes(kv.get("cpu"))}
+    if kv.get("evictionPolicy"):
+        extra["eviction_policy"] = kv["evictionPolicy"]
+    tiers = [{"type": "fs", "root_dir": "/mnt/kv-cache-%d" % i} for i, tier in enumerate(kv.get("secondary") or [])
+             if isinstance(tier, dict) and tier.get("fileSystem")]
+    if tiers:
+        extra["secondary_tiers"] = tiers
+    text = json.dumps({"kv_connector": "OffloadingConnector", "kv_role": "kv_both", "kv_connector_extra_config": extra},
+                      sort_keys=True, separators=(",", ":"))
+    return "--kv-transfer-config '%s'" % text.replace('"', '\\"')
+
+
+_UNITS = {"": 1, "k": 1000, "M": 1000 ** 2, "G": 1000 ** 3, "T": 1000 ** 4, "Ki": 1024, "Mi": 1024 ** 2,
+          "Gi": 1024 ** 3, "Ti": 1024 ** 4}
+
+
+def _bytes(quantity):
+    m = re.fullmatch(r"([\d.]+)([A-Za-z]*)", str(quantity or "0"))
+    return int(math.ceil(float(m.group(1)) * _UNITS.get(m.group(2), 1))) if m else 0
+
+
+def _lws_env(part, user):
+    """A service with a worker runs as a LeaderWorkerSet: its LWS_* variables (the leader 0, the first worker 1)."""
+    p = user.get("parallelism") or {}
+    size = max(max(p.get("data") or 1, 1) // max(p.get("dataLocal") or 1, 1), 1)
+    for key, index in (("template", "0"), ("worker", "1")):
+        if isinstance(part.get(key), dict):
+            part[key] = _with_env({"spec": part[key]}, {"LWS_LEADER_ADDRESS": LEADER_ADDRESS,
+                                                        "LWS_GROUP_SIZE": str(size), "LWS_WORKER_INDEX": index})["spec"]
