@@ -9,7 +9,8 @@ From the top down (a module imports only those below it):
 - ``launch.py``: reading files and folders into Launches, each file by the first reader that recognises it;
 - ``readers/``: one reader per form, listed in ``readers/__init__.py`` (READERS):
   ``docker_run.py`` (``docker run`` lines), ``compose.py`` (compose services), ``kubernetes.py`` (pod
-  templates of every workload kind, LeaderWorkerSet, KServe);
+  templates of every workload kind, LeaderWorkerSet, KServe), ``chart_values.py`` (the values of vLLM
+  production-stack and llm-d-modelservice, rendered from the charts' templates without helm);
 - ``docker_launch.py``: a Launch from what docker gives a container (both docker forms);
 - ``kubelet_env.py``: a Kubernetes container's environment, ``$(VAR)`` expanded as the kubelet does;
 - ``shell_words.py``: shell text as words with their lines, ``$VAR`` expansion, the framework command inside

@@ -1,7 +1,8 @@
 """Helm charts under -f: a chart's templates are not YAML until ``helm template`` renders them. A chart folder
 (or any file inside one) is read as what it renders where a ``helm`` binary is on PATH; without one it is one
 row saying what it is and the exact command that renders it — never a YAML error of its templates. A values
-file alone (``values*.yaml``, no ``kind``) is the same one line."""
+file alone (``values*.yaml``, no ``kind``) is the same one line, unless it is the values of a chart flagtrace
+renders itself (readers/chart_values.py)."""
 import os
 import re
 import shutil

@@ -8,7 +8,7 @@ from ..core.exitcodes import ExitCode, FlagtraceError
 from .entry_points import known_frameworks, recognise  # noqa: F401  (recognise: a name this module has always offered)
 from .model import Artifact, Launch, Token, unreadable  # noqa: F401
 from . import helm
-from .readers import READERS
+from .readers import READERS, chart_values
 from .shell_script import SHELL_SUFFIXES
 
 
@@ -44,12 +44,13 @@ def read_paths(paths, stdin=None):
                 out.append(FileRead(path, [unreadable(path, "the file", "-f %s: cannot read it: %s" % (path, exc))],
                                     None))
                 continue
-        if helm.is_values_file(path, text):
+        artifact = Artifact(path, text)
+        if helm.is_values_file(path, text) and not chart_values.recognises(artifact):
             out.append(FileRead(path, [unreadable(path, "the values file", "-f %s: a Helm values file: flagtrace reads "
                                                   "what its chart renders with it; run: %s" % (
                                                       path, helm.render_command("CHART", path)))], None))
             continue
-        launches, reader = _read(text, path)
+        launches, reader = _read(artifact)
         why = None if launches else "text no reader takes (no docker run line, no #! line)" if reader is None else (
             "read as %s: no container, service or command there runs %s" % (reader.FORM, known_frameworks()))
         out.append(FileRead(path, launches, why))
@@ -69,7 +70,7 @@ def _chart(chart, values):
     rendered, why = helm.render(chart, values)
     if rendered is None:
         return FileRead(chart, [unreadable(chart, "the chart", why)], None)
-    launches, _ = _read(rendered, "%s (helm template)" % chart)
+    launches, _ = _read(Artifact("%s (helm template)" % chart, rendered))
     return FileRead(chart, launches, None if launches else "rendered by helm template: no container runs %s"
                     % known_frameworks())
 
@@ -77,11 +78,10 @@ def _chart(chart, values):
 def read_text(text, source):
     """The launches of one file's text, read by the first reader that recognises it: docker run lines (shell
     text), a compose file (a mapping with ``services``) or Kubernetes objects (one document or many)."""
-    return _read(text, source)[0]
+    return _read(Artifact(source, text))[0]
 
 
-def _read(text, source):
-    artifact = Artifact(source, text)
+def _read(artifact):
     reader = next((r for r in READERS if r.recognises(artifact)), None)
     return (reader.read(artifact) if reader is not None else []), reader
 

@@ -61,3 +61,26 @@ def _load(chunk, source, first):
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         return [BadDocument(source, mark.line + 1 if mark else first, problem)]
+
+
+def value_lines(text):
+    """{path: line} for every value of the text's first YAML document, numbers and booleans included (they carry
+    no line of their own): a path is the tuple of mapping keys and list indices down to the value; the line
+    (1-based) is the key's for a mapping or a list, the value's for anything else. {} where the YAML does not
+    parse."""
+    import yaml
+
+    try:
+        root = next((node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node is not None), None)
+    except yaml.YAMLError:
+        return {}
+    lines = {}
+    stack = [((), root, 1)] if root is not None else []
+    while stack:
+        path, node, line = stack.pop()
+        lines[path] = line if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) else node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            stack += [(path + (key.value,), value, key.start_mark.line + 1) for key, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(path + (i,), item, item.start_mark.line + 1) for i, item in enumerate(node.value)]
+    return lines

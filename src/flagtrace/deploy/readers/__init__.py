@@ -7,7 +7,7 @@ YAML documents, parsed once on first ask):
 
 A reader imports the modules of deploy/ below it (model, shell_words, entry_points, images, ...), never another
 reader nor launch.py. A new form is a module here and a line in READERS."""
-from . import compose, docker_run, dockerfile, kubernetes, shell_script, skypilot
+from . import chart_values, compose, docker_run, dockerfile, kubernetes, shell_script, skypilot
 
 READERS = (
     dockerfile,  # by its name: FROM, ENV, ENTRYPOINT/CMD
@@ -15,5 +15,6 @@ READERS = (
     compose,  # one mapping with services and no kind
     shell_script,  # .sh, .slurm, ... or a #! line: the commands the script runs
     skypilot,  # a mapping with run and resources/setup/envs/num_nodes
+    chart_values,  # the values of vLLM production-stack or llm-d-modelservice, rendered without helm
     kubernetes,  # last: any other YAML or JSON
 )
