@@ -18,8 +18,7 @@ from .. import images
 from ..entry_points import recognise, wrapper_of
 from ..kubelet_env import container_env, expand, injected
 from ..model import Launch, Token, unreadable
-from ..shell_script import SHELL_SUFFIXES
-from ..shell_words import unwrap
+from ..shell_script import SHELL_SUFFIXES, unwrap
 from ..yaml_lines import value_lines
 
 FORM = "a Helm values file of vLLM production-stack or llm-d-modelservice (rendered by flagtrace)"
@@ -216,7 +215,8 @@ def _expanded(tokens, env):
         text, used = expand(token.text, env)
         undefined += ["$(%s) (%s)" % (n, token.origin) for n in _VAR_REF.findall(text) if n not in env]
         words.append(Token(text, token.origin + (", $(%s) from env" % ", ".join(used) if used else "")))
-    return unwrap(words, env) or words, undefined
+    inner = unwrap(words, env)
+    return (inner.tokens if inner else words), undefined
 
 
 # ---- vLLM production-stack: templates/deployment-vllm-multi.yaml, ray-cluster.yaml, _helpers.tpl ----
