@@ -19,6 +19,7 @@ from ..entry_points import recognise, wrapper_of
 from ..kubelet_env import container_env, expand, injected
 from ..model import Launch, Token, unreadable
 from ..shell_script import SHELL_SUFFIXES, unwrap
+from ..strategic_merge import merge
 from ..yaml_lines import value_lines
 
 FORM = "a Helm values file of vLLM production-stack or llm-d-modelservice (rendered by flagtrace)"
@@ -71,7 +72,8 @@ class _Values:
 
     @classmethod
     def of(cls, chart, artifact):
-        return cls(chart, artifact.source, _merge(chart.defaults, artifact.documents[0]), value_lines(artifact.text))
+        tree = merge(chart.defaults, artifact.documents[0], merge_keys={})  # as helm merges a values file
+        return cls(chart, artifact.source, tree, value_lines(artifact.text))
 
     def at(self, *keys):
         return _Values(self.chart, self.source, self.tree, self.lines, self.path + keys)
@@ -117,20 +119,6 @@ class _Values:
     def flag(self, flag, key):
         """The flag and the key's value, both from the key."""
         return [Token(flag, self.origin(key)), self.word(key)]
-
-
-def _merge(default, given):
-    """helm's merge of a values file over the chart's values.yaml: maps key by key; anything else (a list too)
-    replaces the default; a null removes the key."""
-    if not (isinstance(default, dict) and isinstance(given, dict)):
-        return given
-    out = dict(default)
-    for key, value in given.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = _merge(default.get(key), value)
-    return out
 
 
 def _go(value):
