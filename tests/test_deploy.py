@@ -307,6 +307,29 @@ spec:
     assert with_args.argv == ["vllm", "serve", "/mnt/models", "--port", "8000", "--max-model-len", "8192"]
 
 
+def test_a_file_the_script_writes_with_a_heredoc_goes_with_the_command_that_names_it(tmp_path):
+    """Issue 38: ``cat > F <<EOF`` (expanded), ``cat <<'EOF' > F`` (as typed), ``tee F <<EOF``: the text each file
+    holds goes with the command that names it (``--config F`` or ``--config=F``); a file no command names does not."""
+    script = tmp_path / "serve.sh"
+    script.write_text("""#!/bin/bash
+LEN=8192
+cat > config.yaml <<EOF
+max-model-len: ${LEN}
+EOF
+cat <<'EOF' > raw.yaml
+max-model-len: $LEN
+EOF
+tee unused.yaml <<EOF
+x: 1
+EOF
+vllm serve Qwen/Qwen2.5-7B-Instruct --config config.yaml
+vllm serve Qwen/Qwen2.5-7B-Instruct --config=raw.yaml
+""")
+    first, second = read_paths([str(script)])[0].launches
+    assert first.files == {"config.yaml": "max-model-len: 8192\n"} and second.files == {"raw.yaml": "max-model-len: $LEN\n"}
+    assert "raw.yaml: written by the script's heredoc at line 6" in second.notes[-1]
+
+
 CORPUS = os.path.join(ROOT, "tests", "deploy_corpus")
 
 

@@ -4,6 +4,7 @@ honoured; check -f over several commands as a gate; lock and drift."""
 import json
 import os
 import shutil
+import tempfile
 
 import pytest
 
@@ -224,3 +225,24 @@ def test_a_script_gate_never_hands_a_placeholder_to_an_integer_flag(tmp_path):
     assert "--port $PORT: only known when the deployment runs; 30000 stood in (the option's default)" in row["notes"]
     assert "only known when the script runs: $HOST_IP, $PORT (a value of each option's own type stands in)" \
         in row["notes"]
+
+
+@needs
+def test_a_config_file_the_script_writes_with_a_heredoc_is_the_one_the_command_reads(tmp_path):
+    """Issue 38: a job script that writes vLLM's ``--config`` YAML with a heredoc (its ``${LEN}`` expanded, as bash
+    does for an unquoted delimiter) and passes it: vLLM's own parser reads that text (max_model_len 8192 from
+    the config file, origin "config"); the copy flagtrace writes for the run is gone when it exits."""
+    script = tmp_path / "serve.slurm"
+    script.write_text("#!/bin/bash\n#SBATCH --gpus-per-node=1\nLEN=8192\ncat > config.yaml <<EOF\n"
+                      "max-model-len: ${LEN}\ngpu-memory-utilization: 0.85\nEOF\n"
+                      "srun vllm serve Qwen/Qwen2.5-7B-Instruct --config config.yaml --port 8000\n")
+    before = set(os.listdir(tempfile.gettempdir()))
+    r = flagtrace(["explain", "-f", str(script), "--gpu", "H100", "--format", "json"], HF_HUB_OFFLINE="1")
+    assert r.rc == 0, r
+    fields = {f["field"]: f for f in r.doc["fields"]}
+    assert fields["model_config.max_model_len"]["final"]["value"] == 8192
+    assert fields["model_config.max_model_len"]["origin"] == "config"
+    assert fields["cache_config.gpu_memory_utilization"]["final"]["value"] == 0.85
+    assert "config.yaml: written by the script's heredoc at line 4; the command reads it as written there" \
+        in r.doc["deployment"]["notes"]
+    assert not {n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("flagtrace-written-")}

@@ -29,6 +29,7 @@ class Launch:
     problem: str = ""  # why this command cannot be run as the manifest has it (one line), or ""
     placeholders: list = dataclasses.field(default_factory=list)  # words only known at run time ("$PORT")
     model_configs: list = dataclasses.field(default_factory=list)  # --model-config values the file implies ("DIR=ID")
+    files: dict = dataclasses.field(default_factory=dict)  # path as the command names it -> the text the file writes there
 
     @property
     def argv(self):

@@ -30,6 +30,11 @@ _REDIRECT = re.compile(r"^\d*(>>?|<<?|&>>?|>&|<&)$")
 _REDIRECT_GLUED = re.compile(r"^\d*(>>?|<|&>>?)\S+$")
 _PLACEHOLDER = re.compile(r"<[^<>\n]*>")  # what only the cluster knows (kubelet_env.py): a word, never a redirection
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(%s)['\"]?" % _NAME)
+# A heredoc written to a file: ``cat > F <<EOF``, ``cat <<'EOF' > F``, ``tee F <<EOF`` (the delimiter quoted: the body
+# as typed, else expanded).
+_HEREDOC_FILE = re.compile(r"^\s*(?:cat\s*(?:>\s*(?P<a>[^\s<>;&|]+)\s*)?|tee\s+(?:-a\s+)?(?P<t>[^\s<>;&|]+)\s*)<<(?P<dash>-?)"
+                           r"\s*(?P<q>['\"]?)%s(?P=q)(?:\s*>\s*(?P<b>[^\s<>;&|]+))?\s*$" % _NAME)
+HEREDOC = "\x00heredoc"  # the pseudo command _simple_commands gives for a file a heredoc writes
 
 
 class Script:
@@ -42,6 +47,7 @@ class Script:
         self.arrays = {}
         self.runtime = set()  # variables set from what only the run knows ($(hostname), an unset variable)
         self.placeholders = []
+        self.files = {}  # path as the script names it -> (the text a heredoc writes there, its line)
 
     # ---------------------------------------------------------------- expansion
     def expand(self, word):
@@ -147,6 +153,9 @@ class Script:
         """(line, words) of every simple command the script runs, assignments applied on the way (a command's
         own ``VAR=value`` prefixes stay in its words)."""
         for number, raw in _simple_commands(text):
+            if raw[:1] == [HEREDOC]:  # a file the script writes: what a command that reads it finds there
+                self.files[self.expand(raw[1])] = (raw[2] if raw[3] else self.expand(raw[2]), number)
+                continue
             if self.assign(raw):
                 continue
             if raw and raw[0] in _SKIP:
@@ -167,13 +176,14 @@ LAUNCHERS = ("srun", "mpirun", "mpiexec", "nohup", "exec", "env", "time", "numac
              "ray", "torchrun", "sudo", "nice", "ionice", "setsid", "chrt", "uv", "apptainer", "singularity")
 
 
-Found = collections.namedtuple("Found", "number prefix tokens env framework wrapper placeholders")
+Found = collections.namedtuple("Found", "number prefix tokens env framework wrapper placeholders files")
 
 
 def found_commands(script, text, origin):
     """Each framework (or wrapper) command ``text`` runs under ``script``'s state: Found(its line number, the words
     before it, its tokens (each token's origin ``origin(number)``, a ``SHELL -c`` script unwrapped), the
-    environment it inherits with its own ``VAR=value`` prefixes, framework, wrapper, the placeholders it holds)."""
+    environment it inherits with its own ``VAR=value`` prefixes, framework, wrapper, the placeholders it holds, the
+    files it names that the script wrote with a heredoc: {path: (text, line)})."""
     for number, words in script.commands(text):
         start = launch_start(words)
         if start is None:
@@ -187,7 +197,15 @@ def found_commands(script, text, origin):
         tokens = inner.tokens if inner else tokens
         argv = [t.text for t in tokens]
         held += [p for p in script.placeholders if any(p in w for w in argv) and p not in held]
-        yield Found(number, prefix, tokens, env, recognise(argv), wrapper_of(argv), held)
+        files = {w.split("=", 1)[-1]: script.files[w.split("=", 1)[-1]] for w in argv
+                 if w.split("=", 1)[-1] in script.files}
+        yield Found(number, prefix, tokens, env, recognise(argv), wrapper_of(argv), held, files)
+
+
+def written_notes(found):
+    """What the report says of each file the command names that the script writes."""
+    return ["%s: written by the script's heredoc at line %d; the command reads it as written there" % (path, line)
+            for path, (_, line) in found.files.items()]
 
 
 def unwrap(tokens, env):
@@ -275,15 +293,23 @@ def _simple_commands(text):
     """(line number, [words]) of each simple command: continuations joined, heredoc bodies skipped, cut at
     newlines, ``;``, ``&&``, ``||``, ``|`` and ``&``; redirections and shell keywords dropped; array
     assignments kept whole (``A=(x y)``)."""
-    skip_until = None
+    skip_until, body, writes = None, [], None
     for number, line in _logical_lines(text):
         if skip_until is not None:
             if line.strip() == skip_until:
-                skip_until = None
+                if writes is not None:
+                    yield writes[0], [HEREDOC, writes[1], "\n".join(body) + "\n", writes[2]]
+                skip_until, body, writes = None, [], None
+            else:
+                body.append(line.lstrip("\t") if writes and writes[3] else line)
             continue
         heredoc = _HEREDOC.search(line)
         if heredoc:
             skip_until = heredoc.group(1)
+            target = _HEREDOC_FILE.match(line)
+            if target and (target.group("a") or target.group("b") or target.group("t")):
+                writes = (number, target.group("a") or target.group("b") or target.group("t"),
+                          "quoted" if target.group("q") else "", bool(target.group("dash")))
             line = line[:heredoc.start()]
         if not line.strip() or line.lstrip().startswith("#"):
             continue

@@ -75,7 +75,7 @@ def take(opts, launch, err):
     """The verb's options (the CLI's, before anything reads them) set for one launch: its release (unless
     --release or --python says otherwise), its GPU count, its environment exported: (launch, command)."""
     refuse_wrapper(launch)
-    command = launch.argv
+    command = run_argv(launch)
     python = opts.python if isinstance(getattr(opts, "python", None), str) and not opts.via else None
     if python:  # an interpreter that stands for the image's
         command, opts.python = command_of(launch, python, None), None
@@ -130,7 +130,39 @@ def command_of(launch, python, release_python):
     if not chosen:
         raise FlagtraceError("%s: the image %s names no release flagtrace knows; give --release NAME==VERSION or "
                              "--python PATH" % (launch.describe(), launch.image or "(none)"), ExitCode.USAGE)
-    return side_command(launch.argv, chosen)
+    return side_command(run_argv(launch), chosen)
+
+
+def run_argv(launch):
+    """The launch's argv with each file its script writes with a heredoc (``--config config.yaml``) given as a copy
+    of what the script writes, in a temporary folder that is removed when flagtrace exits."""
+    if not launch.files:
+        return launch.argv
+    folder = _scratch()
+    copies = {}
+    for path, text in launch.files.items():
+        copies[path] = os.path.join(folder, "%d-%s" % (len(os.listdir(folder)), os.path.basename(path) or "file"))
+        with open(copies[path], "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    def one(word):
+        option, eq, value = word.partition("=")
+        return option + "=" + copies[value] if eq and value in copies else copies.get(word, word)
+    return [one(w) for w in launch.argv]
+
+
+_SCRATCH = []
+
+
+def _scratch():
+    if not _SCRATCH:
+        import atexit
+        import shutil
+        import tempfile
+
+        _SCRATCH.append(tempfile.mkdtemp(prefix="flagtrace-written-"))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
 
 
 def release_pythons(items, release_opts, offline, err, python=None, tolerant=False):

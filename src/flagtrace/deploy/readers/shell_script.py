@@ -10,7 +10,7 @@ import re
 
 from .. import images
 from ..model import Launch
-from ..shell_script import SHELL_SUFFIXES, Script, found_commands
+from ..shell_script import SHELL_SUFFIXES, Script, found_commands, written_notes
 
 FORM = "a shell script"
 _SHEBANG = re.compile(r"#!\S*\b(ba|da|z|k)?sh\b|#!\S*env\s+(ba|da|z)?sh\b")
@@ -35,12 +35,14 @@ def read(artifact):
         gpus = slurm["gpus"] or _visible(found.env)
         name = "line %d%s" % (found.number, " (%s)" % prefix[0] if prefix and "=" not in prefix[0] else "")
         notes = [note] if note else []
+        notes += written_notes(found)
         if found.placeholders:
             notes.append("only known when the script runs: %s (a value of each option's own type stands in)"
                          % ", ".join(found.placeholders))
         launches.append(Launch(source=source, name=name, tokens=found.tokens, env=found.env, image=image, gpus=gpus,
                                gpu_vendor="nvidia" if gpus else "", release=release, notes=notes,
-                               framework=found.framework, wrapper=found.wrapper, placeholders=found.placeholders))
+                               framework=found.framework, wrapper=found.wrapper, placeholders=found.placeholders,
+                               files={path: text for path, (text, _) in found.files.items()}))
     return launches
 
 

@@ -5,7 +5,7 @@ sglang==0.5.9``), and ``run`` is read as a script (deploy/shell_script.py) with 
 task sees on its first node (``SKYPILOT_NODE_RANK=0``; the node IPs only known at run time)."""
 from .. import images
 from ..model import Launch
-from ..shell_script import SHELL_SUFFIXES, Script, found_commands
+from ..shell_script import SHELL_SUFFIXES, Script, found_commands, written_notes
 
 FORM = "a SkyPilot task"
 _TASK_KEYS = ("resources", "setup", "envs", "num_nodes", "workdir", "file_mounts")
@@ -38,13 +38,15 @@ def read(artifact):
         release, note = images.release_for(found.framework, image, pins)
         notes = ([note] if note else []) + (["resources.accelerators: %s x%d per node, the GPU simulated unless --gpu "
                                              "names another" % (gpu_type, per_node)] if gpu_type else [])
+        notes += written_notes(found)
         if found.placeholders:
             notes.append("only known when the task runs: %s (a value of each option's own type stands in)"
                          % ", ".join(found.placeholders))
         launches.append(Launch(source=source, name="run line %d" % found.number, tokens=found.tokens, env=found.env,
                                image=image, gpus=per_node, gpu_vendor="nvidia" if per_node else "", release=release,
                                notes=notes, framework=found.framework, wrapper=found.wrapper,
-                               placeholders=found.placeholders, gpu_type=gpu_type))
+                               placeholders=found.placeholders,
+                               files={path: text for path, (text, _) in found.files.items()}, gpu_type=gpu_type))
     return launches
 
 
