@@ -390,6 +390,28 @@ def test_a_kserve_llm_inference_service_runs_the_config_kserve_chooses():
     assert "$(.Spec.Model.Name)" in alone.placeholders
 
 
+def test_a_dynamo_graph_of_either_schema_and_a_multinode_services_leader_and_worker():
+    """Issue 38: DynamoGraphDeployment v1beta1 (``components``, the container named main) reads as v1alpha1
+    (``services``); a multinode service is its leader and first worker with the flags the operator appends (SGLang:
+    --dist-init-addr/--nnodes/--node-rank, backend_sglang.go; vLLM with TP*PP over a node's GPUs: mp,
+    backend_vllm.go), named as the operator's; the v1alpha1 service's resources.limits.gpu is the pod's GPUs."""
+    decode_leader, decode_worker = corpus("dynamo/dynamo-v1beta1-sglang-disagg-multinode.yaml")[:2]
+    assert decode_leader.name.endswith("components decode leader container main") and decode_leader.gpus == 4
+    assert decode_leader.argv[-6:] == ["--dist-init-addr", "<the leader's address>:29500", "--nnodes", "2",
+                                       "--node-rank", "0"]
+    assert decode_worker.argv[-1] == "1" and origin(decode_worker, "--nnodes").startswith(
+        "appended by the Dynamo operator (ai-dynamo/dynamo deploy/operator internal/dynamo/backend_sglang.go getMultinodeFlags)")
+    alpha = corpus("dynamo/dgd-sglang-disagg-multinode.yaml")
+    assert [l.argv[-6:] for l in alpha[:2]] == [decode_leader.argv[-6:], decode_worker.argv[-6:]]
+    assert alpha[0].gpus == 4 and alpha[0].env["GLOO_SOCKET_IFNAME"] == "eth0"  # the graph's envs
+    worker = corpus("dynamo/dynamo-v1beta1-vllm-disagg-multinode.yaml")[1]
+    assert worker.argv[-11:] == ["--distributed-executor-backend", "mp", "--nnodes", "2", "--master-addr",
+                                 "<the leader's address>", "--master-port", "29500", "--node-rank", "1", "--headless"]
+    decode, prefill = corpus("dynamo/dynamo-v1beta1-vllm-disagg.yaml")
+    assert decode.argv == ["python3", "-m", "dynamo.vllm", "--model", "Qwen/Qwen3-0.6B", "--disaggregation-mode",
+                           "decode"] and decode.release == "ai-dynamo==1.2.0"
+
+
 def test_an_undefined_variable_is_one_line_exit_64(tmp_path):
     path = tmp_path / "pod.yaml"
     path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: s\n"

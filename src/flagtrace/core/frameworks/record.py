@@ -38,6 +38,12 @@ class Framework:
     # console scripts), and the releases of a wrapper built as an overlay over one of its releases.
     release_env: dict = dataclasses.field(default_factory=dict)
     wrapper_releases: dict = dataclasses.field(default_factory=dict)
+    # What an operator appends to the command of one node of a multinode service running a wrapper module (the
+    # Dynamo operator's leader and workers): {module: (rule, ...)}, the first rule that applies; a rule's
+    # ``over``: the parallel sizes whose product must exceed the node's GPUs (none: always); ``sizes``: the
+    # options giving each size; ``flags`` with {leader} {nodes} {rank} {local} {start}; ``worker``: a worker's
+    # extra flags; ``origin``: whose code appends them (deploy/operator_objects.py reads this).
+    multinode_flags: dict = dataclasses.field(default_factory=dict)
 
     @property
     def package(self):

@@ -23,4 +23,8 @@ RECORD = Framework(
     device_options=("--disaggregation-ib-device",),
     cpu_target=(("--device", "cpu"),),
     release_env={"smoke_module": "sglang.srt.server_args", "pins_module": "flagtrace.adapters.sglang_pins"},
+    multinode_flags={"dynamo.sglang": (
+        {"flags": ("--dist-init-addr", "{leader}:29500", "--nnodes", "{nodes}", "--node-rank", "{rank}"),
+         "origin": "the Dynamo operator (ai-dynamo/dynamo deploy/operator internal/dynamo/backend_sglang.go "
+                   "getMultinodeFlags)"},)},
 )

@@ -1,6 +1,9 @@
 """vLLM's record. Its adapter: adapters/vllm.py (tool side), probe/adapters/vllm.py (in the target)."""
 from .record import Framework
 
+_SIZES = {"tp": ("--tensor-parallel-size", "-tp"), "pp": ("--pipeline-parallel-size", "-pp"),
+          "dp": ("--data-parallel-size", "-dp")}
+
 RECORD = Framework(
     name="vllm",
     label="vLLM",
@@ -28,4 +31,17 @@ RECORD = Framework(
     wrapper_releases={"ai-dynamo": {"package": "dynamo.vllm", "smoke_module": "dynamo.vllm.main",
                                     "pins_module": None, "first": (1, 6, 1), "last": (1, 6, 1),
                                     "pip_check": True}},
+    # The Dynamo operator's multinode vLLM worker (internal/dynamo/backend_vllm.go updateVLLMMultinodeArgs): TP x PP
+    # over one node's GPUs runs multiprocessing across nodes, else TP x PP x DP over them runs data parallel.
+    multinode_flags={"dynamo.vllm": (
+        {"over": ("tp", "pp"), "sizes": _SIZES,
+         "flags": ("--distributed-executor-backend", "mp", "--nnodes", "{nodes}", "--master-addr", "{leader}",
+                   "--master-port", "29500", "--node-rank", "{rank}"), "worker": ("--headless",),
+         "origin": "the Dynamo operator (ai-dynamo/dynamo deploy/operator internal/dynamo/backend_vllm.go "
+                   "injectMpDistributedLaunchFlags)"},
+        {"over": ("tp", "pp", "dp"), "sizes": _SIZES,
+         "flags": ("--data-parallel-hybrid-lb", "--data-parallel-size-local", "{local}", "--data-parallel-start-rank",
+                   "{start}", "--data-parallel-address", "{leader}", "--data-parallel-rpc-port", "13445"),
+         "origin": "the Dynamo operator (ai-dynamo/dynamo deploy/operator internal/dynamo/backend_vllm.go "
+                   "injectDataParallelLaunchFlags)"})},
 )

@@ -148,6 +148,9 @@ def _container(source, owner, container, from_controller, index=("0", "the first
             tokens.append(Token(text, origin))
     inner = unwrap(tokens, env)
     tokens = inner.tokens if inner else tokens
+    said = container.get(operator_objects.OPERATOR) or {}  # what an operator appends to this container's command
+    tokens = tokens + [Token(str(w), said["origin"]) for w in said.get("append", [])]
+    notes += said.get("notes", [])
     framework = recognise([t.text for t in tokens])
     wrapper = wrapper_of([t.text for t in tokens]) or images.wrapper_image(image, container)
     if not framework and not wrapper:
