@@ -412,6 +412,40 @@ def test_a_dynamo_graph_of_either_schema_and_a_multinode_services_leader_and_wor
                            "decode"] and decode.release == "ai-dynamo==1.2.0"
 
 
+def test_an_ome_inference_service_runs_its_runtime_with_its_models_path(tmp_path):
+    """Issue 38: OME's DeepSeek-V3 PD sample (sgl-project/ome config/samples, with its ClusterBaseModel and the
+    srt-deepseek-rdma-pd runtime, in tests/deploy_corpus/ome): the service's engine and decoder over the runtime's
+    engineConfig/decoderConfig, leader and worker each; $(MODEL_PATH) is the model's storage.path, whose hub id
+    stands for it; the runtime's file is read under the service. The runtime alone is one line naming what it
+    lacks."""
+    folder = os.path.join(CORPUS, "ome")
+    reads = {os.path.basename(r.path): r for r in read_paths([folder])}
+    rows = reads["isvc-deepseek-v3-pd.yaml"].launches
+    assert [r.name.split(" ", 1)[1] for r in rows] == ["engine leader container ome-container",
+                                                      "engine worker container ome-container",
+                                                      "decoder leader container ome-container",
+                                                      "decoder worker container ome-container"]
+    leader = rows[0]
+    argv = leader.argv
+    assert argv[argv.index("--model-path") + 1] == "/raid/models/deepseek-ai/deepseek-v3"
+    assert argv[argv.index("--node-rank") + 1] == "0" and rows[1].argv[rows[1].argv.index("--node-rank") + 1] == "1"
+    assert leader.env["PARALLELISM_SIZE"] == "16" and leader.gpus == 8
+    assert leader.model_configs == ["/raid/models/deepseek-ai/deepseek-v3=deepseek-ai/DeepSeek-V3"]
+    assert "--disaggregation-mode" in argv and argv[argv.index("--disaggregation-mode") + 1] == "prefill"
+    assert rows[2].argv[rows[2].argv.index("--disaggregation-mode") + 1] == "decode"
+    assert reads["srt-deepseek-rdma-pd-clusterservingruntime.yaml"].skipped.startswith(
+        "read under InferenceService/deepseek-v3")
+    [alone] = read_paths([os.path.join(folder, "srt-deepseek-v3-0324-clusterservingruntime.yaml")])[0].launches
+    assert alone.problem == ("ClusterServingRuntime/srt-deepseek-v3-0324: OME sets $(MODEL_PATH) (and "
+                             "$(PARALLELISM_SIZE)) from the InferenceService that runs it and that service's model; "
+                             "give them with -f")
+    missing = tmp_path / "isvc.yaml"
+    missing.write_text("apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\n"
+                       "spec: {model: {name: m}, runtime: {name: r}, engine: {minReplicas: 1}}\n")
+    [row] = read_paths([str(missing)])[0].launches
+    assert row.problem.startswith("InferenceService/x runs the runtime r, which is in none of the files given")
+
+
 def test_an_undefined_variable_is_one_line_exit_64(tmp_path):
     path = tmp_path / "pod.yaml"
     path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: s\n"

@@ -7,6 +7,7 @@ import sys
 from ..core.exitcodes import ExitCode, FlagtraceError
 from .entry_points import known_frameworks, recognise  # noqa: F401  (recognise: a name this module has always offered)
 from .model import Artifact, Launch, Token, unreadable  # noqa: F401
+from .objects import Objects
 from . import helm
 from .readers import READERS, chart_values
 from .shell_script import SHELL_SUFFIXES
@@ -23,7 +24,9 @@ def read_paths(paths, stdin=None):
     file with no launch included with why. Nothing is lost: a file that cannot be read is a Launch with only its
     problem (a row of the gate), and the files after it are read."""
     out, charts = [], set()
-    for path, skipped in files_of(paths):
+    files = list(files_of(paths))
+    objects = Objects([path for path, skipped in files if not skipped])
+    for path, skipped in files:
         chart = helm.chart_root(path) if path != "-" else None
         if chart is not None:  # a chart is read once, as what it renders
             if chart not in charts:
@@ -44,7 +47,7 @@ def read_paths(paths, stdin=None):
                 out.append(FileRead(path, [unreadable(path, "the file", "-f %s: cannot read it: %s" % (path, exc))],
                                     None))
                 continue
-        artifact = Artifact(path, text)
+        artifact = Artifact(path, text, objects)
         if helm.is_values_file(path, text) and not chart_values.recognises(artifact):
             out.append(FileRead(path, [unreadable(path, "the values file", "-f %s: a Helm values file: flagtrace reads "
                                                   "what its chart renders with it; run: %s" % (
@@ -52,7 +55,8 @@ def read_paths(paths, stdin=None):
             continue
         launches, reader = _read(artifact)
         why = None if launches else "text no reader takes (no docker run line, no #! line)" if reader is None else (
-            "read as %s: no container, service or command there runs %s" % (reader.FORM, known_frameworks()))
+            artifact.skipped or "read as %s: no container, service or command there runs %s"
+            % (reader.FORM, known_frameworks()))
         out.append(FileRead(path, launches, why))
     return out
 

@@ -3,6 +3,7 @@ each word of its command line with where that word came from (Token)."""
 import dataclasses
 import functools
 
+from .objects import Objects
 from .yaml_lines import load_documents
 
 
@@ -48,9 +49,11 @@ class Artifact:
     """One file's text as the readers see it: its name, its text, and its YAML documents, parsed on first ask
     (a shell script is never parsed) and once for all readers."""
 
-    def __init__(self, source, text):
+    def __init__(self, source, text, objects=None):
         self.source = source  # the path as given (or "-")
         self.text = text
+        self.objects = objects if objects is not None else Objects()  # every file's objects, for references
+        self.skipped = None  # why a reader took nothing from it, said by the reader (else launch.py says why)
 
     @functools.cached_property
     def documents(self):

@@ -36,19 +36,23 @@ OPERATOR = "x-flagtrace-operator"  # what expand() says of the pods it made: not
 LEADER_ADDRESS = "<the leader's address>"  # only the cluster knows it (a placeholder, never parsed as real)
 
 
-def expand(obj, siblings=()):
-    """``obj`` as the pods its controller makes; ``siblings``: the other documents of the file (the configs an
-    LLMInferenceService names)."""
+def expand(obj, artifact):
+    """``obj`` as the pods its controller makes; ``artifact``: its file, whose documents and ``objects`` (every
+    file's) hold what it names (the configs an LLMInferenceService names, an OME service's runtime and model)."""
     kind = obj.get("kind")
     if kind == "RoleBasedGroup":
         return _role_based_group(obj)
     if kind == "LLMInferenceService":
-        return _llm_inference_service(obj, siblings)
+        return _llm_inference_service(obj, artifact)
+    if kind == "InferenceService" and str(obj.get("apiVersion", "")).startswith("ome.io/"):
+        return _ome_inference_service(obj, artifact)
+    if kind in ("ClusterServingRuntime", "ServingRuntime") and str(obj.get("apiVersion", "")).startswith("ome.io/"):
+        return _ome_runtime_alone(obj)
     if kind == "DynamoGraphDeployment":
         return _graph_deployment(obj)
     if kind == "LLMInferenceServiceConfig":  # alone: a shipped one as it is; one of the user's as a service would be
         name = (obj.get("metadata") or {}).get("name")
-        return _render(obj, None) if name in kserve_configs() else _llm_inference_service(obj, siblings)
+        return _render(obj, None) if name in kserve_configs() else _llm_inference_service(obj, artifact)
     return obj
 
 
@@ -126,15 +130,14 @@ def _chosen_configs(spec):
     return names
 
 
-def _llm_inference_service(obj, siblings):
+def _llm_inference_service(obj, artifact):
     spec = obj.get("spec") or {}
-    given = {(d.get("metadata") or {}).get("name"): d for d in siblings
-             if isinstance(d, dict) and d.get("kind") == "LLMInferenceServiceConfig"}
     shipped = kserve_configs()
     merged, missing = {}, []
     refs = _chosen_configs(spec) + [r.get("name") for r in spec.get("baseRefs") or [] if isinstance(r, dict)]
     for name in refs:
-        config = given.get(name) or shipped.get(name)
+        config = artifact.objects.find(("LLMInferenceServiceConfig",), name, own=artifact.documents)[0] \
+            or shipped.get(name)
         if config is None:
             missing.append(name)
             continue
@@ -155,8 +158,8 @@ def _llm_inference_service(obj, siblings):
         configs = ["/mnt/models=%s" % model["name"]]
         notes.append("/mnt/models holds %s (spec.model.uri); taken as the model spec.model.name names, %s "
                      "(give --model-config /mnt/models=ID|DIR to choose)" % (uri or "the model", model["name"]))
-    problem = ("LLMInferenceService/%s names %s, which is neither in the file nor one KServe ships; give it with -f "
-               "in the same file" % ((obj.get("metadata") or {}).get("name"), ", ".join(missing))) if missing else ""
+    problem = ("LLMInferenceService/%s names %s, which is in none of the files given nor one KServe ships; give it "
+               "with -f" % ((obj.get("metadata") or {}).get("name"), ", ".join(missing))) if missing else ""
     out[OPERATOR] = {"notes": notes, "model_configs": configs, "problem": problem}
     return out
 
@@ -360,3 +363,109 @@ def _int(value, default):
         return int(str(value))
     except (TypeError, ValueError):
         return default
+
+
+# ------------------------------------------------------------------ OME (sgl-project/ome, ome.io/v1beta1)
+OME_COMMIT = "17b77edad23bae262e0c9adb7f12039397a5d33d"
+
+
+def _ome_inference_service(obj, artifact):
+    """An OME InferenceService: its runtime (``spec.runtime.name``: a ServingRuntime, else a
+    ClusterServingRuntime) and model (a BaseModel, else a ClusterBaseModel) from the files given; each component it
+    lists (engine, decoder) laid over the runtime's engineConfig/decoderConfig (utils/merging.go: a strategic merge,
+    the service's args replacing the runtime's); what the controller injects: MODEL_PATH (the model's
+    storage.path, if the container has none), PARALLELISM_SIZE (GPUs x (1 + worker size)), and for a leader and
+    workers the LeaderWorkerSet's LWS_* variables."""
+    spec = obj.get("spec") or {}
+    name = (obj.get("metadata") or {}).get("name", "?")
+    runtime_name = (spec.get("runtime") or {}).get("name")
+    model_name = (spec.get("model") or {}).get("name")
+    if not runtime_name:
+        return _said(obj, problem="InferenceService/%s names no spec.runtime.name: OME chooses a runtime from the "
+                                  "model's format at run time; give spec.runtime.name" % name)
+    runtime, where = artifact.objects.find(("ServingRuntime", "ClusterServingRuntime"), runtime_name,
+                                           own=artifact.documents)
+    if runtime is None:
+        return _said(obj, problem="InferenceService/%s runs the runtime %s, which is in none of the files given; "
+                                  "give its ClusterServingRuntime (or ServingRuntime) with -f" % (name, runtime_name))
+    model, _ = artifact.objects.find(("BaseModel", "ClusterBaseModel"), model_name, own=artifact.documents)
+    storage = ((model or {}).get("spec") or {}).get("storage") or {}
+    path, uri = storage.get("path"), str(storage.get("storageUri") or "")
+    annotations = dict((obj.get("metadata") or {}).get("annotations") or {})
+    runtime_spec = runtime.get("spec") or {}
+    out = {}
+    for part in ("engine", "decoder"):
+        if spec.get(part) is None:
+            continue
+        merged = merge(runtime_spec.get(part + "Config") or {}, spec[part])
+        if merged.get("leader") or merged.get("worker"):
+            merged.pop("runner", None)  # a leader and workers: the top-level runner is not used (engine.go)
+        size = _int((merged.get("worker") or {}).get("size"), 0)
+        for key, index in (("runner", None), ("leader", "0"), ("worker", "1")):
+            holder = merged if key == "runner" else merged.get(key)
+            if isinstance(holder, dict) and isinstance(holder.get("runner"), dict):
+                holder = merged[key] = dict(holder) if key != "runner" else holder
+                holder["runner"] = _ome_env(holder["runner"], path, annotations, size, index)
+        out[part] = merged
+    notes = ["the command of OME's runtime %s%s, the service's %s laid over it (sgl-project/ome utils/merging.go at "
+             "%s)" % (runtime_name, " (%s)" % where if where else "", " and ".join(out) or "spec", OME_COMMIT[:8])]
+    configs = []
+    if path and uri.startswith("hf://"):
+        configs = ["%s=%s" % (path, uri[len("hf://"):])]
+        notes.append("MODEL_PATH %s holds %s (the model %s): its config.json stands for it" % (path, uri, model_name))
+    problem = "" if model is not None else (
+        "InferenceService/%s serves the model %s, which is in none of the files given; give its ClusterBaseModel "
+        "(or BaseModel) with -f (OME sets MODEL_PATH from it)" % (name, model_name))
+    return _said(dict(obj, spec=out), notes=notes, model_configs=configs, problem=problem)
+
+
+def _ome_env(runner, path, annotations, size, index):
+    """A runner with what OME's controller (and, for a leader or worker, the LeaderWorkerSet's webhook) puts in its
+    env: LWS_* first, MODEL_PATH appended if absent, PARALLELISM_SIZE set."""
+    env = [e for e in runner.get("env") or [] if isinstance(e, dict)]
+    names = {e.get("name") for e in env}
+    if path and "MODEL_PATH" not in names and annotations.get("ome.io/inject-model-init") != "true":
+        env.append({"name": "MODEL_PATH", "value": str(path)})
+    limits = ((runner.get("resources") or {}).get("limits") or (runner.get("resources") or {}).get("requests") or {})
+    gpus = _int(limits.get("nvidia.com/gpu"), 0)
+    if gpus:
+        env = [e for e in env if e.get("name") != "PARALLELISM_SIZE"] + [
+            {"name": "PARALLELISM_SIZE", "value": str(gpus * (1 + size))}]
+    if index is not None:
+        lws = {"LWS_LEADER_ADDRESS": LEADER_ADDRESS, "LWS_GROUP_SIZE": str(size + 1), "LWS_WORKER_INDEX": index}
+        env = [{"name": k, "value": v} for k, v in lws.items()] + [e for e in env if e.get("name") not in lws]
+    return dict(runner, env=env)
+
+
+def _ome_runtime_alone(obj):
+    """A runtime read on its own: its command reads what OME sets from the service and model that use it."""
+    text = str(obj.get("spec"))
+    if "$(MODEL_PATH)" not in text and "$(PARALLELISM_SIZE)" not in text:
+        return obj
+    return _said(obj, problem="%s/%s: OME sets $(MODEL_PATH) (and $(PARALLELISM_SIZE)) from the InferenceService that "
+                              "runs it and that service's model; give them with -f"
+                 % (obj.get("kind"), (obj.get("metadata") or {}).get("name", "?")))
+
+
+def _said(obj, notes=(), model_configs=(), problem=""):
+    return dict(obj, **{OPERATOR: {"notes": list(notes), "model_configs": list(model_configs), "problem": problem}})
+
+
+def used_by(obj, artifact):
+    """(the object that names ``obj`` and reads it as part of itself, its file or None), or (None, None): a KServe
+    LLMInferenceServiceConfig a service lays under itself, an OME runtime a service runs."""
+    kind, name = obj.get("kind"), (obj.get("metadata") or {}).get("name")
+    if kind == "LLMInferenceServiceConfig":
+        beside = next((d for d in artifact.documents if isinstance(d, dict) and d.get("kind") == "LLMInferenceService"),
+                      None)
+        if beside is not None or name in kserve_configs():  # a shipped one alone is read as it is
+            return beside, None
+        return artifact.objects.naming(lambda d: d.get("kind") == "LLMInferenceService" and name in [
+            r.get("name") for r in (d.get("spec") or {}).get("baseRefs") or [] if isinstance(r, dict)])
+    ome = str(obj.get("apiVersion", "")).startswith("ome.io/")
+    for kinds, key in ((("ClusterServingRuntime", "ServingRuntime"), "runtime"), (("ClusterBaseModel", "BaseModel"),
+                                                                                  "model")):
+        if ome and kind in kinds:
+            return artifact.objects.naming(lambda d: d.get("kind") == "InferenceService" and (
+                (d.get("spec") or {}).get(key) or {}).get("name") == name, own=artifact.documents)
+    return None, None

@@ -41,10 +41,13 @@ def read(artifact):
                                        % (source, number, type(doc).__name__)))
             continue
         launches += ray_serve_llm.launches(doc, source)
-        if doc.get("kind") == "LLMInferenceServiceConfig" and any(
-                isinstance(d, dict) and d.get("kind") == "LLMInferenceService" for d in artifact.documents):
-            continue  # read under the service that names it
-        doc = operator_objects.expand(doc, artifact.documents)
+        user, where = operator_objects.used_by(doc, artifact)
+        if user is not None:  # read under the object that names it
+            artifact.skipped = "read under %s/%s%s, which names it" % (
+                user.get("kind"), (user.get("metadata") or {}).get("name", "?"), " (%s)" % where if where else "")
+            continue
+        doc = operator_objects.expand(doc, artifact)
+        before = len(launches)
         from_controller = injected(doc)
         for name, pod in _templates(doc):
             index = _pod_index(doc, name)
@@ -60,8 +63,12 @@ def read(artifact):
                     said = doc.get(operator_objects.OPERATOR) or {}
                     launch.notes += said.get("notes", [])
                     launch.model_configs += said.get("model_configs", [])
-                    launch.problem = launch.problem or said.get("problem", "")
+                    launch.problem = said.get("problem") or launch.problem  # the operator's reason says more
                     launches.append(launch)
+        problem = (doc.get(operator_objects.OPERATOR) or {}).get("problem")
+        if problem and len(launches) == before:  # what it names is missing: no pod to read, one row saying so
+            launches.append(unreadable(source, "%s/%s" % (doc.get("kind"), (doc.get("metadata") or {}).get("name")),
+                                       problem))
     return launches
 
 
@@ -69,7 +76,7 @@ def _pod_index(obj, name):
     """The index a pod of this template has in its set or group, as (value, why): a LeaderWorkerSet's (or a
     RoleBasedGroup leader-worker role's) worker template runs indices 1 to size-1 (the first worker: 1); any other
     pod is taken as the first (0)."""
-    if obj.get("kind") in ("LeaderWorkerSet", "RoleBasedGroup", "LLMInferenceService") \
+    if obj.get("kind") in ("LeaderWorkerSet", "RoleBasedGroup", "LLMInferenceService", "InferenceService") \
             and name.split()[-1:] == ["worker"]:
         return "1", "the first worker of its group (each worker pod has its own index, 1 to size-1)"
     return "0", "the first pod"
