@@ -384,7 +384,7 @@ def test_a_kserve_llm_inference_service_runs_the_config_kserve_chooses():
     assert argv[-5:] == ["--gpu-memory-utilization", "0.95", "--max-model-len", "8192", "--enforce-eager"]
     assert worker.argv[worker.argv.index("--data-parallel-start-rank") + 1] == "8" and "--headless" in worker.argv
     assert leader.model_configs == ["/mnt/models=deepseek-ai/DeepSeek-R1-0528"]
-    assert "kserve-config-llm-worker-data-parallel" in leader.notes[0]
+    assert leader.release == "vllm==0.26.0" and "kserve-config-llm-worker-data-parallel" in leader.notes[1]
     assert origin(leader, "--enforce-eager").endswith("of the script")
     [alone] = corpus("kserve/kserve-config-llm-template.yaml")  # a shipped config alone: what no service gives
     assert "$(.Spec.Model.Name)" in alone.placeholders

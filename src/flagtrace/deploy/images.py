@@ -82,20 +82,21 @@ def release_of(image):
 
 def _bundled(image, repo):
     """(NAME==VERSION, note) for an image of another project that holds a framework (data/images.toml
-    ``bundle``: rayproject/ray-llm:2.52.0 -> the vLLM ray 2.52 requires), or None."""
+    ``bundle``: rayproject/ray-llm:2.52.0 -> the vLLM ray 2.52 requires; ghcr.io/llm-d/llm-d-cuda:v0.9.0 -> the vLLM
+    llm-d 0.9.0 builds), or None."""
     for name, table in _data().get("bundle", {}).items():
         if repo == name or repo.endswith("/" + name):
             m = _VERSION_IN_TAG.search(tag_of(image))
-            version = m and table["versions"].get(".".join(m.group(1).split(".")[:2]))
+            tag = m.group(1) if m else ""
+            version = tag and (table["versions"].get(tag) or table["versions"].get(".".join(tag.split(".")[:2])))
             if not version:
                 return "", ("%s: its tag names no %s release flagtrace maps to %s; give --release %s==VERSION"
                             % (image, table["by"], table["framework"], table["framework"]))
             from ..core.pinlib import vkey
 
-            exact = vkey(m.group(1)) >= vkey(table["exact_since"])
-            return ("%s==%s" % (table["framework"], version), "%s: %s %s, %s %s %s (give --release to choose)" % (
-                image, table["framework"], version, "the release" if exact else "the lowest release", table["by"],
-                m.group(1) + (" pins" if exact else " accepts; the image's own lock may hold a newer one")))
+            exact = "exact_since" in table and vkey(tag) >= vkey(table["exact_since"])
+            said = table["exact_note"] if exact else table["note"]
+            return "%s==%s" % (table["framework"], version), said.format(image=image, version=version, tag=tag)
     return None
 
 
