@@ -42,7 +42,7 @@ class Framework:
     # Dynamo operator's leader and workers): {module: (rule, ...)}, the first rule that applies; a rule's
     # ``over``: the parallel sizes whose product must exceed the node's GPUs (none: always); ``sizes``: the
     # options giving each size; ``flags`` with {leader} {nodes} {rank} {local} {start}; ``worker``: a worker's
-    # extra flags; ``origin``: whose code appends them (deploy/operator_objects.py reads this).
+    # extra flags; ``origin``: whose code appends them (deploy/operators/graph_deployment.py reads this).
     multinode_flags: dict = dataclasses.field(default_factory=dict)
 
     @property

@@ -6,7 +6,7 @@ GPU count from resources.limits, and a ``bash -c`` script's framework command (s
 import os
 import re
 
-from .. import images, operator_objects, ray_serve_llm
+from .. import images, operators, ray_serve_llm
 from ..entry_points import recognise, wrapper_of
 from ..kubelet_env import container_env, expand, injected
 from ..model import Launch, Token, unreadable
@@ -41,12 +41,12 @@ def read(artifact):
                                        % (source, number, type(doc).__name__)))
             continue
         launches += ray_serve_llm.launches(doc, source)
-        user, where = operator_objects.used_by(doc, artifact)
+        user, where = operators.used_by(doc, artifact)
         if user is not None:  # read under the object that names it
             artifact.skipped = "read under %s/%s%s, which names it" % (
                 user.get("kind"), (user.get("metadata") or {}).get("name", "?"), " (%s)" % where if where else "")
             continue
-        doc = operator_objects.expand(doc, artifact)
+        doc = operators.expand(doc, artifact)
         before = len(launches)
         from_controller = injected(doc)
         for name, pod in _templates(doc):
@@ -60,12 +60,12 @@ def read(artifact):
                             and any("$(%s) from env" % variable in t.origin for t in launch.tokens):
                         launch.notes.append("%s taken as %s: %s" % ((variable,) + index))
                 if launch is not None:
-                    said = doc.get(operator_objects.OPERATOR) or {}
+                    said = doc.get(operators.OPERATOR) or {}
                     launch.notes += said.get("notes", [])
                     launch.model_configs += said.get("model_configs", [])
                     launch.problem = said.get("problem") or launch.problem  # the operator's reason says more
                     launches.append(launch)
-        problem = (doc.get(operator_objects.OPERATOR) or {}).get("problem")
+        problem = (doc.get(operators.OPERATOR) or {}).get("problem")
         if problem and len(launches) == before:  # what it names is missing: no pod to read, one row saying so
             launches.append(unreadable(source, "%s/%s" % (doc.get("kind"), (doc.get("metadata") or {}).get("name")),
                                        problem))
@@ -155,7 +155,7 @@ def _container(source, owner, container, from_controller, index=("0", "the first
             tokens.append(Token(text, origin))
     inner = unwrap(tokens, env)
     tokens = inner.tokens if inner else tokens
-    said = container.get(operator_objects.OPERATOR) or {}  # what an operator appends to this container's command
+    said = container.get(operators.OPERATOR) or {}  # what an operator appends to this container's command
     tokens = tokens + [Token(str(w), said["origin"]) for w in said.get("append", [])]
     notes += said.get("notes", [])
     framework = recognise([t.text for t in tokens])
