@@ -11,6 +11,9 @@ From the top down (a module imports only those below it):
   lines, compose services, shell scripts (Slurm, benchmark scripts), SkyPilot tasks, the values of the charts
   flagtrace renders itself (``chart_values.py``), Kubernetes objects (``kubernetes.py``: pod templates of every
   workload kind and of operators' objects);
+- ``charts/``: the charts flagtrace renders itself, one module per chart, their templates written out in Python
+  (``production_stack.py``, ``llm_d_modelservice.py``; ``common.py``: the values as a template sees them, the
+  Launch of a rendered container);
 - ``operators/``: an operator's own object as the pods its controller makes (RoleBasedGroup, KServe's
   LLMInferenceService, NVIDIA Dynamo's graphs, OME's InferenceService), with what it injects;
 - ``ray_serve_llm.py``: a RayService's Ray Serve LLM engines as command lines;
