@@ -246,3 +246,23 @@ def test_a_config_file_the_script_writes_with_a_heredoc_is_the_one_the_command_r
     assert "config.yaml: written by the script's heredoc at line 4; the command reads it as written there" \
         in r.doc["deployment"]["notes"]
     assert not {n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("flagtrace-written-")}
+
+
+@needs
+def test_a_kserve_service_resolves_on_the_model_its_uri_names(tmp_path):
+    """Issue 38: a KServe LLMInferenceService (no command: KServe's bundled kserve-config-llm-template gives
+    ``vllm serve /mnt/models ...``) whose ``spec.model.uri`` is ``hf://ID``: the gate stands ID's config.json in for
+    /mnt/models, in the plan of its import group as in each row (before, the first command's plan looked for
+    /mnt/models itself and the row said "does not exist here"); the service's tensor parallel size and
+    VLLM_ADDITIONAL_ARGS reach vLLM's parser."""
+    service = tmp_path / "svc.yaml"
+    service.write_text("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\nmetadata: {name: qwen}\n"
+                       "spec:\n  model: {uri: 'hf://Qwen/Qwen2.5-7B-Instruct', name: qwen}\n"
+                       "  parallelism: {tensor: 2}\n  template:\n    containers:\n    - name: main\n      env:\n"
+                       "      - {name: VLLM_ADDITIONAL_ARGS, value: '--max-model-len 8192'}\n"
+                       "      resources: {limits: {nvidia.com/gpu: '2'}}\n")
+    r = flagtrace(["check", "-f", str(service), "--release", "vllm==" + VLLM, "--gpu", "H100", "--format", "json"],
+                  HF_HUB_OFFLINE="1")
+    [row] = r.doc["rows"]
+    assert row["status"] == "resolved", row
+    assert "/mnt/models holds hf://Qwen/Qwen2.5-7B-Instruct (spec.model.uri)" in " ".join(row["notes"])

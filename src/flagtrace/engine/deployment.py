@@ -231,11 +231,11 @@ def resolve_all(opts, items, asked, err, twice=False):
                 gpu = gpu_spec(launch, opts.gpu)
                 target = parse_command(command)
                 key = (target.interpreter, target.mode, target.target, gpu)
-                if key not in groups:
-                    groups[key] = (whatif.plan(command, asked, "check -f DIR"), gpu, [])
-                    keys.append(key)
                 implied = dataclasses.replace(asked, model_config=list(launch.model_configs) + list(
-                    asked.model_config or [])) if launch.model_configs else asked
+                    asked.model_config or [])) if launch.model_configs else asked  # what the file says a path holds
+                if key not in groups:
+                    groups[key] = (whatif.plan(command, implied, "check -f DIR"), gpu, [])
+                    keys.append(key)
                 args, models = groups[key][0].adapter.substitute_models(list(target.args), implied)
                 variants = groups[key][2]
                 slot = (key, len(variants))
