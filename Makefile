@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_SGLANG ?= 0.5.11
 # The SGLang releases the adapter supports and the suite tests (env/sglang/<VERSION>.txt each).
-SGLANG_VERSIONS ?= 0.4.6.post5 0.4.10.post2 0.5.3 0.5.6 0.5.9 0.5.10.post1 0.5.11 0.5.12 0.5.13 0.5.15 0.5.19 0.5.23
+SGLANG_VERSIONS ?= 0.4.5 0.4.6.post5 0.4.10.post2 0.5.3 0.5.6 0.5.9 0.5.10.post1 0.5.11 0.5.12 0.5.13 0.5.15 0.5.19 0.5.23
 # The vLLM releases built by `make vllm-env` (env/vllm/<VERSION>.txt each; overlays on the same venv).
 VLLM_VERSIONS ?= 0.11.2 0.15.1 0.25.1 0.33.0 0.34.0
 # NVIDIA Dynamo releases built by `make dynamo-env` (env/ai-dynamo/<VERSION>.txt each: an overlay on the vLLM

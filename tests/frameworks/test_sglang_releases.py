@@ -203,3 +203,19 @@ def test_a_cpu_target_gets_the_kernel_stand_ins_without_a_gpu(version):
     assert (backend["verdict"], backend["final"]["value"]) == ("decided", "intel_amx")
     assert change(backend)["func"] == "ServerArgs._handle_cpu_backends"
     assert change(backend)["line"] == line_of(version, "server_args.py", '"intel_amx"', after="def _handle_cpu_backends")
+
+
+@pytest.mark.parametrize("version", chosen(("0.4.5",)))
+def test_a_release_whose_kernel_wheel_left_pypi_builds_and_resolves(version):
+    """Issue 39: sglang 0.4.5 pins sgl-kernel==0.0.8, which PyPI no longer has. The kernel is never installed (the
+    probe stands in for sgl_kernel), so its absence is no reason to refuse the release: before, building 0.4.5 ended
+    "cannot write its pin file: no sgl-kernel==0.0.8 wheel on PyPI" (exit 64). Its pin file says so, and the
+    release resolves under a simulated H100 (what it imports on the parse path pinned: setproctitle, decord,
+    compressed-tensors 0.9.4)."""
+    pins = open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             "src", "flagtrace", "data", "env", "sglang", version + ".txt")).read()
+    assert "sgl-kernel==0.0.8 (METADATA pin) is not on PyPI any more" in pins
+    run = run_sglang(version, ["--model-path", LLAMA3, "--tp", "2"], gpu="H100")
+    assert run.rc == 0, run
+    assert run.field("tp_size")["final"]["value"] == 2
+    assert "sgl_kernel (not installed)" in run.doc["simulation"]["stand_ins"]

@@ -47,6 +47,12 @@ NEEDS = {
     "0.4.0": [("transformers==4.46.3", "METADATA has no transformers (vllm>=0.6.3.post1 brought it); "
                "the newest release when sglang 0.4.0 came out (2024-12-04), accepted by vllm 0.6.4.post1")]
              + http("srt/server.py:38-39", "srt/server.py:378"),
+    "0.4.5": http("srt/entrypoints/http_server.py:39-40", "http_server.py:264")
+             + [("setproctitle", "srt/managers/data_parallel_controller.py:23 imports it (via the HTTP server)"),
+                ("decord", "srt/utils.py:57 imports it at module level (lazy from 0.4.6)"),
+                ("compressed-tensors==0.9.4", "base.txt's 0.20.1 imports transformers.masking_utils "
+                 "(compressed_tensors/modeling/attention.py:15), which transformers 4.51.0 lacks; 0.9.4, as for "
+                 "0.4.6.post5, does not")],
     "0.4.6.post5": http("srt/entrypoints/http_server.py:39-40", "http_server.py:277", 24)
                    + [("compressed-tensors==0.9.4", "base.txt's 0.20.1 imports transformers.masking_utils "
                        "(compressed_tensors/modeling/attention.py:15), which transformers 4.51.1 lacks; "
@@ -80,6 +86,7 @@ ABSENT = {"0.4.0": [
 # Versions for distributions METADATA does not pin: newest first, the first that every specifier
 # accepts wins. Each was the newest release on PyPI when these files were made and imports here.
 CHOICES = {
+    "decord": ["0.6.0"],
     "huggingface-hub": ["0.36.2"],  # the last 0.x: every transformers 4.x requires huggingface-hub<1.0
     "tokenizers": ["0.23.2", "0.22.2", "0.21.4", "0.20.3"],  # the last of each minor series
     "uvicorn": ["0.55.0"], "uvloop": ["0.23.0"], "setproctitle": ["1.3.8"], "python-multipart": ["0.0.34"],
@@ -202,8 +209,13 @@ def pin_file(ver):
             lines.append("# %s's requirements %s are not installed: not imported on the parse path."
                          % (name, ", ".join(sorted(skipped[name]))))
     kernel = next(((k, exact(meta[k])) for k in KERNELS if exact(meta.get(k))), None)
+    try:
+        tops = top_dirs(*kernel) if kernel else None
+    except pinlib.NoWheel:  # gone from PyPI (sgl-kernel 0.0.8 for sglang 0.4.5): never installed, so no reason to fail
+        lines.append("# %s==%s (METADATA pin) is not on PyPI any more; it is not installed either way: flagtrace's "
+                     "probe stands in for sgl_kernel." % kernel)
+        kernel = None
     if kernel:
-        tops = top_dirs(*kernel)
         also = " (and the deep_gemm it ships)" if "deep_gemm" in tops else ""
         lines.append("# %s==%s (METADATA pin) is NOT installed: its CUDA ops need libcuda; flagtrace's probe "
                      "stands in for sgl_kernel%s." % (kernel + (also,)))
