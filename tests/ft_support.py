@@ -94,6 +94,11 @@ def explain_json(script, args=(), watch=None, stop_at=None, extra=()):
     return run_cached(argv)
 
 
+def origin(launch, text):
+    """Where the first token ``text`` of a deployment launch (deploy.model.Launch) came from."""
+    return next(t.origin for t in launch.tokens if t.text == text)
+
+
 def flat(text):
     """``text`` with every run of whitespace (and the report's line wrapping) made one space."""
     return " ".join(text.split())

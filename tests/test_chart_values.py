@@ -5,6 +5,8 @@ values are checked against the chart's own renderings committed beside them (hel
 Kubernetes reader); the production-stack ones against the argv derived from the chart's templates by hand."""
 import os
 
+from ft_support import origin
+
 from flagtrace.core.pinlib import shipped
 from flagtrace.deploy.launch import read_paths
 
@@ -16,10 +18,6 @@ LLM_D = "llm-d-modelservice 0.4.12"
 def read(name):
     [(_, launches, _)] = read_paths([os.path.join(HELM, name)])
     return launches
-
-
-def origin(launch, text):
-    return next(t.origin for t in launch.tokens if t.text == text)
 
 
 def test_production_stack_two_models_two_deployments():

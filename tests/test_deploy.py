@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ft_support import ROOT, run_sub
+from ft_support import ROOT, origin, run_sub
 from test_bad_input import assert_clear_error
 
 from flagtrace.adapters.sglang import SGLangAdapter
@@ -25,10 +25,6 @@ MANIFESTS = os.path.join(ROOT, "tests", "manifests")
 def launches(name):
     [(_, found, _)] = read_paths([os.path.join(MANIFESTS, name)])
     return found
-
-
-def origin(launch, text):
-    return next(t.origin for t in launch.tokens if t.text == text)
 
 
 def test_the_production_stack_chart_as_rendered():
