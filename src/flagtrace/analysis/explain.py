@@ -5,6 +5,7 @@ environment. ``analyse`` builds the pieces from the modules beside this one and 
 The document is a plain dict: the terminal, JSON and Markdown reports all render it, and it is
 what ``--format json`` writes.
 """
+from ..core.frameworks import with_tested
 from .after_stop import after_stop_assignments
 from .as_typed import as_typed, typed_names
 from .call_logs import CallLogs
@@ -56,7 +57,7 @@ def analyse(trace):
         "schema": ANALYSIS_SCHEMA,
         "target": trace.get("target", {}),
         "packages": trace.get("packages", []),
-        "adapter": trace.get("adapter"),
+        "adapter": with_tested(trace.get("adapter")),
         "simulation": trace.get("simulation"),
         "inputs": list(trace.get("request", {}).get("inputs") or []),
         "unanswered": unanswered(trace, hardware),

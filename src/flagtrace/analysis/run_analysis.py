@@ -11,6 +11,7 @@ import os
 
 from ..core import trace as tracefile
 from ..core.exitcodes import ExitCode, FlagtraceError
+from ..core.frameworks import with_tested
 from . import verdict
 from ..probe.bootstrap.proctable import is_python_path, shebang_python
 from ..probe.common.cmdline import python_options
@@ -148,7 +149,7 @@ def _with_trace(node, trace, strict):
         return
     node["frameworks"] = [{"module": p["module"], "version": p.get("version"), "file": p.get("file")}
                           for p in trace.get("packages", []) if p.get("imported")]
-    node["adapter"] = trace.get("adapter")
+    node["adapter"] = with_tested(trace.get("adapter"))
     outcome = trace["outcome"]
     status = outcome.get("status")
     stop = verdict.gate(trace, died=False)  # a process that died early: "no config", below

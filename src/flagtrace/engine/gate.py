@@ -28,6 +28,9 @@ def gate(opts, items, asked, err, lock_out=None):
         version = ((analysis or {}).get("adapter") or {}).get("version")
         row["deployment"] = deployment_doc(launch, plan.adapter.name, version)
         row["notes"] = list(launch.notes) + [n for n in (analysis or {}).get("notes", []) if PLACEHOLDER_NOTE in n]
+        if ((analysis or {}).get("adapter") or {}).get("tested") is False:
+            row["notes"].append("%s %s is an untested release (the suite runs others; see docs/releases.md)"
+                                % (analysis["adapter"].get("name"), version))
         if analysis is None or analysis.get("status") == "refused":
             row.update(status="failed", exit=int(ExitCode.CANNOT_RUN),
                        message=(analysis or {}).get("message") or result.why or "did not run")

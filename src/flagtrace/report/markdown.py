@@ -55,6 +55,8 @@ class MarkdownReport:
         parts = []
         if a.get("adapter"):
             parts.append(code(a["adapter"].get("describe") or a["adapter"].get("name")))
+            if a["adapter"].get("tested") is False:
+                parts.append("**untested release**")
         sim = a.get("simulation")
         if sim:
             parts.append("simulated %s" % plain(sim.get("describe", "")))

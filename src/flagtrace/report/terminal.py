@@ -132,7 +132,9 @@ class TerminalReport:
                                                   (" · " + escape(pkgs)) if pkgs else ""))
         if a.get("adapter"):
             ad = a["adapter"]
-            self.print("  adapter      %s" % escape(ad.get("describe") or ad.get("name", "")))
+            untested = " · [bold yellow]untested release[/bold yellow] (the suite runs others; see docs/releases.md)" \
+                if ad.get("tested") is False else ""
+            self.print("  adapter      %s%s" % (escape(ad.get("describe") or ad.get("name", "")), untested))
             for i, s in enumerate(ad.get("stand_ins") or []):  # what a dry run did not contact (Dynamo's runtime)
                 self.print("  %s %s" % ("stood in    " if i == 0 else "            ", escape(s)))
         if a.get("object"):

@@ -44,6 +44,17 @@ def run_frameworks():
     return {r.package: {"adapter": r.name, "setup": list(r.setup), "models": r.model_spec()} for r in FRAMEWORKS}
 
 
+def with_tested(adapter):
+    """The analysed adapter section with ``tested``: whether the test suite runs that release (None: no framework
+    release, or one of no record's)."""
+    if not isinstance(adapter, dict):
+        return adapter
+    record = named(adapter.get("name"))
+    if record is None or not adapter.get("version"):
+        return adapter
+    return dict(adapter, tested=adapter["version"] in record.tested)
+
+
 def by_script(word):
     """The framework whose console script is ``word``, or None."""
     return next((r for r in FRAMEWORKS if word in r.scripts), None)

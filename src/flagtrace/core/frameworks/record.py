@@ -44,6 +44,9 @@ class Framework:
     # options giving each size; ``flags`` with {leader} {nodes} {rank} {local} {start}; ``worker``: a worker's
     # extra flags; ``origin``: whose code appends them (deploy/operators/graph_deployment.py reads this).
     multinode_flags: dict = dataclasses.field(default_factory=dict)
+    # The releases the test suite runs (the Makefile builds them; a test keeps the two lists equal). Any other
+    # release resolves as well, and every output says it is untested.
+    tested: tuple = ()
 
     @property
     def package(self):

@@ -23,6 +23,8 @@ RECORD = Framework(
     device_options=("--disaggregation-ib-device",),
     cpu_target=(("--device", "cpu"),),
     release_env={"smoke_module": "sglang.srt.server_args", "pins_module": "flagtrace.adapters.sglang_pins"},
+    tested=("0.4.5", "0.4.6.post5", "0.4.10.post2", "0.5.3", "0.5.6", "0.5.9", "0.5.10.post1", "0.5.11", "0.5.12",
+            "0.5.13", "0.5.15", "0.5.19", "0.5.21", "0.5.23"),  # 0.5.21: under ai-dynamo 1.6.1's dynamo.sglang
     multinode_flags={"dynamo.sglang": (
         {"flags": ("--dist-init-addr", "{leader}:29500", "--nnodes", "{nodes}", "--node-rank", "{rank}"),
          "origin": "the Dynamo operator (ai-dynamo/dynamo deploy/operator internal/dynamo/backend_sglang.go "

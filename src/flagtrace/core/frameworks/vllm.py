@@ -31,6 +31,7 @@ RECORD = Framework(
     wrapper_releases={"ai-dynamo": {"package": "dynamo.vllm", "smoke_module": "dynamo.vllm.main",
                                     "pins_module": None, "first": (1, 6, 1), "last": (1, 6, 1),
                                     "pip_check": True}},
+    tested=("0.11.2", "0.15.1", "0.25.1", "0.33.0", "0.34.0"),
     # The Dynamo operator's multinode vLLM worker (internal/dynamo/backend_vllm.go updateVLLMMultinodeArgs): TP x PP
     # over one node's GPUs runs multiprocessing across nodes, else TP x PP x DP over them runs data parallel.
     multinode_flags={"dynamo.vllm": (
