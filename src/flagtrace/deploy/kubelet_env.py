@@ -1,6 +1,11 @@
 """A Kubernetes container's environment as the kubelet builds it: each ``env`` entry with ``$(VAR)`` expanded
 from those before it, a value only the cluster knows (``valueFrom``) as a named placeholder, never read, and
 what a controller injects (LeaderWorkerSet's LWS_* variables)."""
+import re
+
+GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}  # resources.limits that count GPUs
+VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")  # a $(VAR) the kubelet expands
+PLACEHOLDER = re.compile(r"<[^<>]+>")  # what only the cluster knows (a valueFrom, a leader's address)
 
 
 def container_env(container, notes, index=("0", "the first pod")):

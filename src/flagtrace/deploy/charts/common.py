@@ -6,20 +6,16 @@ refuses (Refused), and the record of a chart (Chart)."""
 import collections
 import decimal
 import os
-import re
 
 from .. import images
 from ..entry_points import recognise, wrapper_of
-from ..kubelet_env import container_env, expand
+from ..kubelet_env import GPU_RESOURCES, PLACEHOLDER, VAR_REF, container_env, expand
 from ..model import Launch, Token
 from ..shell_script import unwrap
 from ..strategic_merge import merge
 from ..yaml_lines import value_lines
 
 RELEASE = "RELEASE"  # the release name, only known to helm install (as in `helm template RELEASE ...`)
-GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}  # counted as the Kubernetes reader counts them
-_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_PLACEHOLDER = re.compile(r"<[^<>]+>")  # what only the cluster knows (kubelet_env.py)
 
 
 class Refused(Exception):
@@ -154,7 +150,7 @@ def launch_of(values, name, image, tokens, entries, gpus, notes=(), given=None, 
     release, note = images.release_of(image) if image else ("", "")
     problem = ("%s: %s: the container's env does not define %s (Kubernetes passes it on as typed); add it to env:"
                % (values.source, name, ", ".join(undefined))) if undefined else ""
-    held = [t for t in argv if _PLACEHOLDER.fullmatch(t)]
+    held = [t for t in argv if PLACEHOLDER.fullmatch(t)]
     return Launch(source=values.source, name=name, tokens=words, env=env, image=image, gpus=gpus[0],
                   gpu_vendor=gpus[1], release=release, notes=([note] if note else []) + notes, framework=framework,
                   wrapper=wrapper, problem=problem, placeholders=list(dict.fromkeys(held)))
@@ -165,7 +161,7 @@ def _expanded(tokens, env):
     words, undefined = [], []
     for token in tokens:
         text, used = expand(token.text, env)
-        undefined += ["$(%s) (%s)" % (n, token.origin) for n in _VAR_REF.findall(text) if n not in env]
+        undefined += ["$(%s) (%s)" % (n, token.origin) for n in VAR_REF.findall(text) if n not in env]
         words.append(Token(text, token.origin + (", $(%s) from env" % ", ".join(used) if used else "")))
     inner = unwrap(words, env)
     return (inner.tokens if inner else words), undefined

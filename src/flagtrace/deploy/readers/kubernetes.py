@@ -4,18 +4,14 @@ LeaderWorkerSet leader and worker, KServe InferenceService predictor and Serving
 container's command and args with ``$(VAR)`` expanded from its env as the kubelet does (kubelet_env.py), the
 GPU count from resources.limits, and a ``bash -c`` script's framework command (shell_script.py)."""
 import os
-import re
 
 from .. import images, operators, ray_serve_llm
 from ..entry_points import recognise, wrapper_of
-from ..kubelet_env import container_env, expand, injected
+from ..kubelet_env import GPU_RESOURCES, PLACEHOLDER, VAR_REF, container_env, expand, injected
 from ..model import Launch, Token, unreadable
 from ..shell_script import SHELL_SUFFIXES, unwrap
 from ..yaml_lines import BadDocument
 
-GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
-_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_PLACEHOLDER = re.compile(r"<[^<>]+>")  # what only the cluster knows (kubelet_env.py)
 _INDEX_VARIABLES = ("LWS_WORKER_INDEX", "RBG_LWP_WORKER_INDEX")  # a pod's index in its group, set per pod
 _QUIET = ("spec", "template", "extraPodSpec", "leaderWorkerTemplate", "pod")  # path keys that say nothing
 
@@ -148,7 +144,7 @@ def _container(source, owner, container, from_controller, index=("0", "the first
     for part, values in (("command", command), ("args", args)):
         for value in values:
             text, used = expand(str(value), env)
-            undefined += ["$(%s) (%s)" % (n, _where(source, value)) for n in _VAR_REF.findall(text) if n not in env]
+            undefined += ["$(%s) (%s)" % (n, _where(source, value)) for n in VAR_REF.findall(text) if n not in env]
             origin = "%s (%s)" % (part, _where(source, value))
             if used:
                 origin += ", $(%s) from env" % ", ".join(used)
@@ -173,7 +169,7 @@ def _container(source, owner, container, from_controller, index=("0", "the first
     name = "%s container %s" % (owner, container.get("name", "?"))
     problem = ("%s: %s: the container's env does not define %s (Kubernetes passes it on as typed); add it to env:"
                % (source, name, ", ".join(undefined))) if undefined else ""
-    held = [t.text for t in tokens if _PLACEHOLDER.search(t.text)] + list(inner.placeholders if inner else [])
+    held = [t.text for t in tokens if PLACEHOLDER.search(t.text)] + list(inner.placeholders if inner else [])
     return Launch(source=source, name=name, tokens=tokens, env=env, image=image, gpus=gpus, gpu_vendor=vendor,
                   release=release, notes=notes, framework=framework, wrapper=wrapper, problem=problem,
                   placeholders=list(dict.fromkeys(held)))
